@@ -1,0 +1,94 @@
+// Control API for the renderer and trainers (DESIGN §11). JSON, camelCase.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { EnginePool } from '../engines/pool.js';
+import type { Store } from '../store/index.js';
+import type { EventBus } from './events.js';
+import { completionJson, newSession, publicSession, sessionUrls } from './sessions.js';
+import { VERSION } from './version.js';
+
+export interface ApiDeps {
+  store: Store;
+  pool: EnginePool;
+  events: EventBus;
+  baseUrl: () => string;
+}
+
+const createSessionBody = z.object({
+  engine: z.string().optional(),
+  harness: z.string().optional(),
+  taskId: z.string().optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+}).strict();
+
+const finishBody = z.object({ reward: z.number().finite().nullable().optional() }).strict();
+
+function badRequest(message: string) {
+  return { error: { message, type: 'invalid_request_error' } };
+}
+
+export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+  const { store, pool, events } = deps;
+
+  app.get('/api/health', async () => ({ ok: true, version: VERSION }));
+
+  app.get('/api/engines', async () => ({
+    policyVersion: pool.policyVersion,
+    engines: pool.list().map((e) => ({
+      id: e.config.id, kind: e.config.kind, model: e.config.model, mode: e.config.mode,
+      simulated: e.config.simulated ?? false, paused: false,
+      replicas: e.replicas.map((r) => ({ url: r.url, healthy: r.healthy, inFlight: r.inFlight })),
+    })),
+  }));
+
+  app.post('/api/sessions', async (req, reply) => {
+    const parsed = createSessionBody.safeParse(req.body ?? {});
+    if (!parsed.success) return reply.code(400).send(badRequest(parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')));
+    const engineId = parsed.data.engine ?? pool.defaultEngineId ?? null;
+    if (engineId && !pool.get(engineId)) return reply.code(400).send(badRequest(`unknown engine ${engineId}; known: ${pool.list().map((e) => e.config.id).join(', ')}`));
+    const session = newSession({ engineId, harness: parsed.data.harness ?? null, taskId: parsed.data.taskId ?? null, metadata: parsed.data.metadata ?? {} });
+    await store.writer.putSession(session);
+    events.emit({ type: 'session', id: session.id, status: session.status });
+    return reply.code(201).send({ id: session.id, key: session.key, engine: engineId, urls: sessionUrls(deps.baseUrl(), session.key) });
+  });
+
+  app.get('/api/sessions', async (req) => {
+    const q = req.query as { limit?: string; offset?: string; batch?: string };
+    const sessions = store.sessions.list({ limit: Math.min(Number(q.limit ?? 200) || 200, 1000), offset: Number(q.offset ?? 0) || 0, batchId: q.batch });
+    return { sessions: sessions.map(publicSession) };
+  });
+
+  app.get('/api/sessions/:id', async (req, reply) => {
+    const s = store.sessions.getSummary((req.params as { id: string }).id);
+    if (!s) return reply.code(404).send({ error: { message: 'session not found', type: 'not_found_error' } });
+    return publicSession(s);
+  });
+
+  app.get('/api/sessions/:id/completions', async (req, reply) => {
+    const id = (req.params as { id: string }).id;
+    if (!store.sessions.get(id)) return reply.code(404).send({ error: { message: 'session not found', type: 'not_found_error' } });
+    const withPieces = (req.query as { pieces?: string }).pieces === '1';
+    const records = store.completions.listBySession(id);
+    return { completions: await Promise.all(records.map((r) => completionJson(r, pool, withPieces))) };
+  });
+
+  app.post('/api/sessions/:id/finish', async (req, reply) => {
+    const id = (req.params as { id: string }).id;
+    const session = store.sessions.get(id);
+    if (!session) return reply.code(404).send({ error: { message: 'session not found', type: 'not_found_error' } });
+    const parsed = finishBody.safeParse(req.body ?? {});
+    if (!parsed.success) return reply.code(400).send(badRequest(parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')));
+    await store.writer.updateSession(id, { status: 'finished', reward: parsed.data.reward ?? session.reward, finishedAt: Date.now() });
+    events.emit({ type: 'session', id, status: 'finished' });
+    return publicSession(store.sessions.getSummary(id)!);
+  });
+
+  app.get('/api/events', (req, reply) => {
+    reply.hijack();
+    reply.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    reply.raw.write(': connected\n\n');
+    const unsubscribe = events.subscribe((ev) => reply.raw.write(`event: ${ev.type}\ndata: ${JSON.stringify(ev)}\n\n`));
+    const heartbeat = setInterval(() => reply.raw.write(': ping\n\n'), 15_000);
+    req.raw.on('close', () => { clearInterval(heartbeat); unsubscribe(); });
+  });
+}

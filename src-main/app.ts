@@ -1,0 +1,121 @@
+// Composition root (DESIGN §2): store, engines, gateway, control API and UI in one process.
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Fastify, { type FastifyInstance } from 'fastify';
+import fastifyStatic from '@fastify/static';
+import { registerApi } from './api/routes.js';
+import { EventBus } from './api/events.js';
+import { closeEnginePools } from './engines/http.js';
+import { EnginePool } from './engines/pool.js';
+import { startSimEngine } from './engines/sim/index.js';
+import type { EngineConfig } from './engines/types.js';
+import { sendDialectError } from './gateway/errors.js';
+import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
+import { SessionTurnCache } from './gateway/session-cache.js';
+import { openStore, type Store } from './store/index.js';
+
+export interface AppConfig {
+  host?: string;
+  port?: number;
+  dataDir: string;
+  /** Start the embedded simulated vLLM and SGLang engines (ids sim-vllm, sim-sglang). */
+  sim?: boolean;
+  simSeed?: number;
+  engines?: EngineConfig[];
+  /** Required when binding a non-loopback host. */
+  controlToken?: string;
+  bodyLimitBytes?: number;
+  uiDir?: string;
+}
+
+export interface App {
+  url: string;
+  server: FastifyInstance;
+  store: Store;
+  pool: EnginePool;
+  events: EventBus;
+  close(): Promise<void>;
+}
+
+export const SIM_MODEL = 'Qwen/Qwen3-8B';
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+const here = dirname(fileURLToPath(import.meta.url));
+export const DEFAULT_UI_DIR = resolve(here, '..', 'dist-renderer');
+
+export async function createApp(config: AppConfig): Promise<App> {
+  const host = config.host ?? '127.0.0.1';
+  if (!LOOPBACK.has(host) && !config.controlToken) {
+    throw new Error(`refusing to bind ${host} without a control token (set ROLLGATE_CONTROL_TOKEN or --control-token)`);
+  }
+  const closers: Array<() => Promise<void>> = [];
+  const closeAll = async () => { for (const c of closers.reverse()) await c().catch(() => undefined); closers.length = 0; };
+  try {
+    const store = openStore({ dataDir: config.dataDir });
+    closers.push(() => store.close());
+    store.sessions.markUnfinishedInterrupted();
+
+    const engines: EngineConfig[] = [];
+    if (config.sim) {
+      for (const flavor of ['vllm', 'sglang'] as const) {
+        const sim = await startSimEngine({ flavor, seed: config.simSeed ?? 7, model: SIM_MODEL });
+        closers.push(() => sim.close());
+        engines.push({ id: `sim-${flavor}`, kind: flavor, replicas: [sim.url], model: SIM_MODEL, mode: flavor === 'vllm' ? 'chat' : 'token', tokenizer: 'builtin:qwen3', simulated: true });
+      }
+    }
+    engines.push(...(config.engines ?? []));
+    const pool = new EnginePool(engines);
+    closers.push(() => closeEnginePools());
+    const events = new EventBus();
+
+    const server = Fastify({ bodyLimit: config.bodyLimitBytes ?? 32 * 1024 * 1024, logger: false, forceCloseConnections: true });
+    closers.push(() => server.close());
+    let baseUrl = '';
+    installErrorHandler(server);
+    if (config.controlToken) requireControlToken(server, config.controlToken);
+    await registerApi(server, { store, pool, events, baseUrl: () => baseUrl });
+    await registerGateway(server, { store, pool, events, turns: new SessionTurnCache() });
+    await registerUi(server, config.uiDir ?? DEFAULT_UI_DIR);
+
+    await server.listen({ host, port: config.port ?? 8321 });
+    const addr = server.server.address();
+    const port = typeof addr === 'object' && addr ? addr.port : config.port;
+    baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    return { url: baseUrl, server, store, pool, events, close: closeAll };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}
+
+function installErrorHandler(server: FastifyInstance): void {
+  server.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    const message = status === 413 ? `request body is larger than the limit (${err.message})` : err.message;
+    const codec = gatewayErrorCodec(req);
+    if (codec) return sendDialectError(reply, codec, status, message);
+    reply.code(status).send({ error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error' } });
+  });
+}
+
+function requireControlToken(server: FastifyInstance, token: string): void {
+  server.addHook('onRequest', async (req, reply) => {
+    if (!req.url.startsWith('/api/')) return;
+    if (req.headers.authorization !== `Bearer ${token}`) reply.code(401).send({ error: { message: 'control token required', type: 'authentication_error' } });
+  });
+}
+
+async function registerUi(server: FastifyInstance, uiDir: string): Promise<void> {
+  const csp = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'";
+  if (!existsSync(join(uiDir, 'index.html'))) {
+    server.get('/', async (_req, reply) => reply.type('text/plain').send(`Rollgate is running, but the UI is not built. Run: npm run build:renderer\n`));
+    return;
+  }
+  await server.register(fastifyStatic, { root: uiDir, prefix: '/', wildcard: false, setHeaders: (res) => { res.header('content-security-policy', csp); } });
+  server.setNotFoundHandler((req, reply) => {
+    if (req.method === 'GET' && !req.url.startsWith('/api/') && !req.url.startsWith('/s/') && !req.url.startsWith('/v1')) {
+      return reply.header('content-security-policy', csp).sendFile('index.html');
+    }
+    reply.code(404).send({ error: { message: `no route ${req.method} ${req.url.split('?')[0]}`, type: 'not_found_error' } });
+  });
+}

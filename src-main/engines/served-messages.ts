@@ -1,0 +1,19 @@
+// Canonical messages as an OpenAI-compatible engine accepts them: dialect extras stay in Rollgate.
+import type { CanonicalRequest, ChatMessage } from '../core/types.js';
+
+export function servedMessage(m: ChatMessage): Record<string, unknown> {
+  const { dialect_extras: _extras, reasoning, ...rest } = m;
+  return reasoning ? { ...rest, reasoning } : rest;
+}
+
+/** Sampling fields shared by every OpenAI-compatible engine body. */
+export function samplingFields(req: CanonicalRequest): Record<string, unknown> {
+  return {
+    ...(req.max_tokens !== undefined ? { max_tokens: req.max_tokens } : {}),
+    ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+    ...(req.top_p !== undefined ? { top_p: req.top_p } : {}),
+    ...(req.top_k !== undefined ? { top_k: req.top_k } : {}),
+    ...(req.stop ? { stop: req.stop } : {}),
+    ...(req.seed !== undefined ? { seed: req.seed } : {}),
+  };
+}

@@ -1,0 +1,107 @@
+// SGLang in token mode (DESIGN §4): SGLang 0.5.x's chat endpoint returns no ids, so Rollgate renders
+// the template, calls native /generate with input_ids and parses reasoning and tool calls itself.
+import { randomBytes } from 'node:crypto';
+import type { FinishReason } from '../core/types.js';
+import { DeltaCollector } from '../core/delta-collector.js';
+import { createQwen3StreamParser } from '../core/qwen3/output-parser.js';
+import { engineErrorFrom, engineRequest, sseData } from './http.js';
+import { buildTokenPrompt } from './token-prompt.js';
+import { loadTokenizer } from './tokenizer/index.js';
+import { EngineError, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineRun } from './types.js';
+import { TokenAccumulator } from './token-accumulator.js';
+
+interface SglangEvent {
+  text?: string;
+  output_ids?: number[];
+  meta_info?: {
+    id?: string;
+    finish_reason?: { type: string } | null;
+    prompt_tokens?: number;
+    completion_tokens?: number;
+    output_token_logprobs?: Array<[number | null, number, string | null]>;
+  };
+}
+
+const DEFAULT_MAX_NEW_TOKENS = 8192;
+
+export function sglangFinishReason(raw: { type: string } | null | undefined, hasToolCalls: boolean): FinishReason {
+  if (raw?.type === 'length') return 'length';
+  if (raw?.type === 'abort') return 'abort';
+  return hasToolCalls ? 'tool_calls' : 'stop';
+}
+
+export class SglangTokenAdapter implements EngineAdapter {
+  constructor(readonly config: EngineConfig) {}
+
+  async health(replica: string, signal?: AbortSignal): Promise<boolean> {
+    try {
+      const res = await engineRequest({ baseUrl: replica, path: '/health', signal, timeoutMs: 10_000 });
+      await res.body.dump();
+      return res.statusCode === 200;
+    } catch { return false; }
+  }
+
+  async *generate(input: EngineCallInput): EngineRun {
+    const tok = await loadTokenizer(this.config.tokenizer ?? 'builtin:qwen3');
+    const req = input.request;
+    const { promptIds } = buildTokenPrompt(tok, req, input.sessionHistory);
+    const body = {
+      input_ids: Array.from(promptIds),
+      sampling_params: {
+        max_new_tokens: req.max_tokens ?? DEFAULT_MAX_NEW_TOKENS,
+        ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+        ...(req.top_p !== undefined ? { top_p: req.top_p } : {}),
+        ...(req.top_k !== undefined ? { top_k: req.top_k } : {}),
+        ...(req.stop ? { stop: req.stop } : {}),
+        ...(req.seed !== undefined ? { sampling_seed: req.seed } : {}),
+        stop_token_ids: [tok.eosTokenId],
+        skip_special_tokens: true,
+      },
+      return_logprob: true,
+      logprob_start_len: -1,
+      return_text_in_logprobs: false,
+      stream: true,
+      ...(input.dataParallelRank !== undefined ? { data_parallel_rank: input.dataParallelRank } : {}),
+    };
+    const res = await engineRequest({ baseUrl: input.replica, path: '/generate', body, signal: input.signal });
+    if (res.statusCode !== 200) throw await engineErrorFrom(res);
+
+    const acc = new TokenAccumulator();
+    const parser = createQwen3StreamParser({ newToolCallId: () => `call_${randomBytes(12).toString('hex')}` });
+    const collected = new DeltaCollector();
+    let text = '';
+    let last: SglangEvent['meta_info'];
+    for await (const raw of sseData(res)) {
+      const ev = raw as SglangEvent;
+      last = ev.meta_info ?? last;
+      if (ev.output_ids) {
+        const lps = (ev.meta_info?.output_token_logprobs ?? []).map((t) => t[0] ?? 0);
+        acc.replaceAll(ev.output_ids, lps);
+      }
+      const full = ev.text ?? text;
+      if (full.length > text.length && full.startsWith(text)) {
+        for (const d of parser.push(full.slice(text.length))) { collected.add(d); yield d; }
+      } else if (full !== text) {
+        throw new EngineError('SGLang stream is not cumulative; start SGLang without --incremental-streaming-output', 502, true);
+      }
+      text = full;
+    }
+    for (const d of parser.end()) { collected.add(d); yield d; }
+
+    const capture = acc.finish();
+    const message = collected.result();
+    return {
+      promptIds,
+      ...capture,
+      finishReason: sglangFinishReason(last?.finish_reason, message.toolCalls.length > 0),
+      usage: {
+        prompt_tokens: last?.prompt_tokens ?? promptIds.length,
+        completion_tokens: last?.completion_tokens ?? capture.outputIds.length,
+        total_tokens: (last?.prompt_tokens ?? promptIds.length) + (last?.completion_tokens ?? capture.outputIds.length),
+      },
+      requestServed: body,
+      engineResponseId: last?.id ?? '',
+      ...message,
+    };
+  }
+}

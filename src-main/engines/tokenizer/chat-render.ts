@@ -1,0 +1,73 @@
+// Turns canonical messages into what vLLM hands to a chat template, then renders it.
+import { Template } from '@huggingface/jinja';
+import type { ChatMessage, ContentPart, FunctionTool } from '../../core/types.js';
+
+export interface RenderOptions {
+  tools?: FunctionTool[];
+  addGenerationPrompt?: boolean;
+  chatTemplateKwargs?: Record<string, unknown>;
+}
+
+/** vLLM's "string" content format: text parts joined with newlines, other parts dropped. */
+export function contentToText(content: ChatMessage['content']): string {
+  if (content == null) return '';
+  if (typeof content === 'string') return content;
+  return (content as ContentPart[])
+    .filter((p) => p && p.type === 'text' && typeof (p as { text?: unknown }).text === 'string')
+    .map((p) => (p as { text: string }).text)
+    .join('\n');
+}
+
+function parseArguments(args: string): unknown {
+  // vLLM json.loads the arguments so the template's tojson prints them; keep invalid JSON as the raw string.
+  try {
+    const v = JSON.parse(args);
+    return v !== null && typeof v === 'object' ? v : args;
+  } catch {
+    return args;
+  }
+}
+
+export function toTemplateMessages(messages: ChatMessage[], renameDeveloper: boolean): Record<string, unknown>[] {
+  return messages.map((m) => {
+    const out: Record<string, unknown> = {
+      role: m.role === 'developer' && renameDeveloper ? 'system' : m.role,
+      content: contentToText(m.content),
+    };
+    if (m.name !== undefined) out.name = m.name;
+    if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;
+    if (m.role === 'assistant') {
+      if (m.reasoning != null) out.reasoning_content = m.reasoning;
+      if (m.tool_calls?.length) {
+        out.tool_calls = m.tool_calls.map((tc) => ({
+          id: tc.id,
+          type: tc.type,
+          function: { name: tc.function.name, arguments: parseArguments(tc.function.arguments) },
+        }));
+      }
+    }
+    return out;
+  });
+}
+
+export class ChatTemplateRenderer {
+  private readonly template: Template;
+  /** Qwen3's template silently drops unknown roles, so `developer` is shown as `system` in place. */
+  private readonly renameDeveloper: boolean;
+
+  constructor(source: string, private readonly specialTokens: Record<string, unknown>) {
+    this.template = new Template(source);
+    this.renameDeveloper = !source.includes('developer');
+  }
+
+  render(messages: ChatMessage[], opts: RenderOptions = {}): string {
+    const ctx: Record<string, unknown> = {
+      ...this.specialTokens,
+      ...opts.chatTemplateKwargs,
+      messages: toTemplateMessages(messages, this.renameDeveloper),
+      add_generation_prompt: opts.addGenerationPrompt ?? true,
+    };
+    if (opts.tools?.length) ctx.tools = opts.tools;
+    return this.template.render(ctx);
+  }
+}

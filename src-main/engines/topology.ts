@@ -1,0 +1,36 @@
+// Topology file (DESIGN §11): YAML list of engines, validated with clear errors.
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { z } from 'zod';
+import type { EngineConfig } from './types.js';
+
+const engineSchema = z.object({
+  id: z.string().regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, dot, dash or underscore'),
+  kind: z.enum(['vllm', 'sglang']),
+  replicas: z.array(z.url()).min(1),
+  model: z.string().min(1),
+  mode: z.enum(['chat', 'token']).optional(),
+  tokenizer: z.string().optional(),
+}).strict();
+
+const topologySchema = z.object({ engines: z.array(engineSchema).min(1) }).strict();
+
+export function parseTopology(text: string, source = 'topology'): EngineConfig[] {
+  let doc: unknown;
+  try { doc = parse(text); } catch (err) { throw new Error(`${source}: not valid YAML: ${(err as Error).message}`); }
+  const result = topologySchema.safeParse(doc);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new Error(`${source}: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  }
+  const ids = new Set<string>();
+  return result.data.engines.map((e) => {
+    if (ids.has(e.id)) throw new Error(`${source}: duplicate engine id ${e.id}`);
+    ids.add(e.id);
+    return { ...e, mode: e.mode ?? (e.kind === 'sglang' ? 'token' : 'chat') };
+  });
+}
+
+export function loadTopology(path: string): EngineConfig[] {
+  return parseTopology(readFileSync(path, 'utf8'), path);
+}

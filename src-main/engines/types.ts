@@ -1,0 +1,55 @@
+// Contract between the gateway and engine adapters (DESIGN §4).
+import type { CanonicalDelta, CanonicalRequest, FinishReason, TokenCapture, Usage } from '../core/types.js';
+
+export type EngineKind = 'vllm' | 'sglang';
+export type EngineMode = 'chat' | 'token';
+
+export interface EngineConfig {
+  id: string;
+  kind: EngineKind;
+  replicas: string[];
+  model: string;
+  mode: EngineMode;
+  /** 'builtin:qwen3' or a local Hugging Face model folder. */
+  tokenizer?: string;
+  simulated?: boolean;
+}
+
+export interface EngineCallInput {
+  request: CanonicalRequest;
+  replica: string;
+  signal: AbortSignal;
+  /** vLLM `X-data-parallel-rank` / SGLang `data_parallel_rank`. */
+  dataParallelRank?: number;
+  /** Previous completions of the same session, newest last, for token-mode prefix reuse. */
+  sessionHistory?: ReadonlyArray<{ request: CanonicalRequest; capture: TokenCapture }>;
+}
+
+export interface EngineResult extends TokenCapture {
+  finishReason: FinishReason;
+  usage: Usage;
+  /** The exact body sent to the engine. */
+  requestServed: unknown;
+  engineResponseId: string;
+  reasoning: string | null;
+  content: string | null;
+  toolCalls: Array<{ id: string; name: string; arguments: string }>;
+}
+
+/** A running engine call: iterate deltas as the engine produces them; the generator's return value is the result. */
+export type EngineRun = AsyncGenerator<CanonicalDelta, EngineResult, void>;
+
+export interface EngineAdapter {
+  readonly config: EngineConfig;
+  generate(input: EngineCallInput): EngineRun;
+  /** Probe the replica's own health route. */
+  health(replica: string, signal?: AbortSignal): Promise<boolean>;
+}
+
+/** An engine answered with an error (HTTP status and message as the engine gave them). */
+export class EngineError extends Error {
+  constructor(message: string, readonly status: number, readonly midStream = false) {
+    super(message);
+    this.name = 'EngineError';
+  }
+}

@@ -1,0 +1,139 @@
+// One agent call: parse in the agent's dialect, run on the session's engine with real streaming,
+// commit the record, and only then send the final frames (DESIGN §3, §5).
+import { createHash, randomBytes } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { DialectCodec, ParseContext, StreamEncoder } from '../core/dialects/codec.js';
+import { DialectError } from '../core/dialects/codec.js';
+import { canonicalResponse } from '../core/response.js';
+import type { CanonicalRequest, CompletionRecord, CompletionStatus, SessionRecord } from '../core/types.js';
+import { EngineError, type EngineResult } from '../engines/types.js';
+import type { GatewayDeps } from './deps.js';
+import { sendDialectError } from './errors.js';
+
+interface CallState {
+  id: string;
+  created: number;
+  startedAt: number;
+  firstTokenAt: number | null;
+  engineStartedAt: number;
+}
+
+export async function handleCompletion(
+  deps: GatewayDeps,
+  codec: DialectCodec,
+  session: SessionRecord,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  parseCtx: ParseContext = {},
+): Promise<void> {
+  let parsed;
+  try {
+    parsed = codec.parseRequest(req.body, parseCtx);
+  } catch (err) {
+    if (err instanceof DialectError) return sendDialectError(reply, codec, err.status, err.message, err.type);
+    throw err;
+  }
+  const { canonical, context } = parsed;
+  const engineId = session.engineId ?? deps.pool.defaultEngineId;
+  if (!engineId || !deps.pool.get(engineId)) return sendDialectError(reply, codec, 503, `engine ${engineId ?? '(none)'} is not configured`);
+
+  const state: CallState = { id: randomBytes(12).toString('hex'), created: Math.floor(Date.now() / 1000), startedAt: performance.now(), firstTokenAt: null, engineStartedAt: 0 };
+  const bodyHash = createHash('sha256').update(JSON.stringify(req.body)).digest('hex');
+  const retryOf = isSdkRetry(req) ? deps.store.completions.findByBodyHash(session.id, bodyHash)?.id ?? null : null;
+  const seq = deps.store.completions.reserveSeq(session.id);
+
+  const abort = new AbortController();
+  const onClose = () => { if (!reply.raw.writableFinished) abort.abort(); };
+  reply.raw.on('close', onClose);
+
+  const lease = deps.pool.acquire(engineId, session.id);
+  const base = {
+    id: state.id, sessionId: session.id, seq, dialect: codec.dialect, engineId, replica: lease.replica.url,
+    policyVersion: deps.pool.policyVersion, requestReceived: req.body, retryOf, createdAt: Date.now(),
+  };
+  const record = (fields: Partial<CompletionRecord> & { status: CompletionStatus }): CompletionRecord => ({
+    ...base, requestServed: null, response: null, finishReason: null, usage: null, error: null,
+    promptIds: new Int32Array(0), outputIds: new Int32Array(0), outputLogprobs: new Float32Array(0),
+    timings: timings(state), ...fields,
+  });
+
+  const run = lease.engine.adapter.generate({
+    request: canonical, replica: lease.replica.url, signal: abort.signal, sessionHistory: deps.turns.history(session.id),
+  });
+  state.engineStartedAt = performance.now();
+  let encoder: StreamEncoder | null = null;
+  try {
+    let step = await run.next();
+    while (!step.done) {
+      state.firstTokenAt ??= performance.now();
+      if (canonical.stream) {
+        encoder ??= openStream(reply, codec, context, state, canonical);
+        write(reply, encoder.delta(step.value));
+      }
+      step = await run.next();
+    }
+    const result: EngineResult = step.value;
+    const response = canonicalResponse({ id: state.id, model: canonical.model, created: state.created }, result, result.finishReason, result.usage);
+    await deps.store.writer.putCompletion(record({
+      status: 'ok', requestServed: result.requestServed, response, finishReason: response.finish_reason, usage: result.usage,
+      promptIds: result.promptIds, outputIds: result.outputIds, outputLogprobs: result.outputLogprobs,
+    }), { bodyHash });
+    deps.turns.remember(session.id, { request: canonical, capture: result });
+    deps.events.emit({ type: 'completion', sessionId: session.id, id: state.id, status: 'ok' });
+    if (canonical.stream) {
+      encoder ??= openStream(reply, codec, context, state, canonical);
+      write(reply, encoder.finish(response));
+      reply.raw.end();
+    } else {
+      reply.code(200).send(codec.encodeResponse(response, context));
+    }
+  } catch (err) {
+    const aborted = abort.signal.aborted;
+    const status = err instanceof EngineError ? err.status : 500;
+    const message = err instanceof Error ? err.message : String(err);
+    await deps.store.writer.putCompletion(record({ status: aborted ? 'aborted' : 'error', error: aborted ? 'client disconnected' : message }), { bodyHash })
+      .catch((e) => req.log.error({ err: e }, 'could not record failed completion'));
+    deps.events.emit({ type: 'completion', sessionId: session.id, id: state.id, status: aborted ? 'aborted' : 'error' });
+    if (aborted) { reply.raw.destroy(); return; }
+    if (encoder) {
+      write(reply, encoder.error(status >= 400 ? status : 502, message));
+      reply.raw.end();
+    } else {
+      sendDialectError(reply, codec, status >= 400 && status < 600 ? status : 502, message);
+    }
+  } finally {
+    lease.release();
+    reply.raw.off('close', onClose);
+  }
+}
+
+function isSdkRetry(req: FastifyRequest): boolean {
+  const n = Number(req.headers['x-stainless-retry-count'] ?? 0);
+  return Number.isFinite(n) && n > 0;
+}
+
+function timings(s: CallState) {
+  const now = performance.now();
+  return {
+    queueMs: Math.max(0, s.engineStartedAt - s.startedAt),
+    ttftMs: s.firstTokenAt === null ? null : s.firstTokenAt - s.startedAt,
+    totalMs: now - s.startedAt,
+  };
+}
+
+function openStream(reply: FastifyReply, codec: DialectCodec, context: unknown, state: CallState, canonical: CanonicalRequest): StreamEncoder {
+  reply.hijack();
+  reply.raw.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  const encoder = codec.streamEncoder(context, { id: state.id, model: canonical.model, created: state.created });
+  write(reply, encoder.start());
+  return encoder;
+}
+
+function write(reply: FastifyReply, frames: string[]): void {
+  if (frames.length) reply.raw.write(frames.join(''));
+}

@@ -1,0 +1,12 @@
+// What the gateway needs from the rest of the app (wired in app.ts).
+import type { EventBus } from '../api/events.js';
+import type { EnginePool } from '../engines/pool.js';
+import type { Store } from '../store/index.js';
+import type { SessionTurnCache } from './session-cache.js';
+
+export interface GatewayDeps {
+  store: Store;
+  pool: EnginePool;
+  events: EventBus;
+  turns: SessionTurnCache;
+}

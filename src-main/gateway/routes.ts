@@ -1,0 +1,47 @@
+// Agent-facing routes (DESIGN §5), mounted at `/s/:key` and at the bare origin (key as API key).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { DialectCodec } from '../core/dialects/codec.js';
+import { handleCompletion } from './completion.js';
+import type { GatewayDeps } from './deps.js';
+import { codecForUrl, dialectRoutes } from './dialects.js';
+import { sendDialectError } from './errors.js';
+import { resolveSession } from './session-auth.js';
+
+const PREFIXES = ['/s/:key', ''];
+
+export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): Promise<void> {
+  for (const prefix of PREFIXES) {
+    app.head(prefix || '/', async (_req, reply) => reply.code(200).send());
+    if (prefix) app.get(prefix, async (_req, reply) => reply.code(200).send({ ok: true }));
+
+    for (const route of dialectRoutes) {
+      app.post(prefix + route.path, async (req, reply) => {
+        const session = resolveSession(deps.store, req);
+        if (!session) return sendDialectError(reply, route.codec, 401, unknownKeyMessage(req));
+        if (session.status !== 'active') return sendDialectError(reply, route.codec, 409, `session ${session.id} is ${session.status}; create a new session`);
+        await handleCompletion(deps, route.codec, session, req, reply);
+      });
+    }
+
+    app.get(prefix + '/v1/models', async (req, reply) => {
+      const session = resolveSession(deps.store, req);
+      if (!session) return sendDialectError(reply, codecForUrl(req.url), 401, unknownKeyMessage(req));
+      const engines = deps.pool.list().filter((e) => !session.engineId || e.config.id === session.engineId);
+      return {
+        object: 'list',
+        data: engines.map((e) => ({ id: e.config.model, object: 'model', created: 0, owned_by: `rollgate:${e.config.id}` })),
+      };
+    });
+  }
+}
+
+function unknownKeyMessage(req: FastifyRequest): string {
+  return (req.params as { key?: string }).key || req.headers.authorization || req.headers['x-api-key'] || req.headers['x-goog-api-key']
+    ? 'Unknown session key. Create a session with POST /api/sessions and use its URLs.'
+    : 'Missing session key. Use the URLs from POST /api/sessions or pass the session key as the API key.';
+}
+
+/** Bad JSON, oversized bodies and other framework-level failures on agent routes, in the caller's dialect. */
+export function gatewayErrorCodec(req: FastifyRequest): DialectCodec | null {
+  return req.url.startsWith('/s/') || req.url.startsWith('/v1') ? codecForUrl(req.url) : null;
+}

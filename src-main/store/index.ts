@@ -1,0 +1,81 @@
+// Store entry point (DESIGN §2 store layer): openStore({ dataDir }) → repositories + the single writer.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { CompletionsRepo } from './completions.js';
+import { migrate } from './migrations.js';
+import { SessionsRepo } from './sessions.js';
+import { StoreWriter, type WriterOptions } from './writer.js';
+
+export { CompletionsRepo, type CompletionIterateFilter } from './completions.js';
+export { SessionsRepo, type SessionListFilter, type SessionPatch, type SessionSummary } from './sessions.js';
+export { StoreWriter, type PutCompletionOptions, type WriterOptions, type WriterStats } from './writer.js';
+export { MIGRATIONS, migrate, type Migration } from './migrations.js';
+export { int32ToBlob, blobToInt32, float32ToBlob, blobToFloat32 } from './token-blobs.js';
+
+export const DB_FILENAME = 'rollgate.sqlite';
+const BUSY_TIMEOUT_MS = 5000;
+
+export interface OpenStoreOptions extends WriterOptions {
+  dataDir: string;
+}
+
+export interface Store {
+  /** Absolute path of the SQLite file. */
+  readonly path: string;
+  /** The write connection (for diagnostics and tests; go through the repositories and the writer). */
+  readonly db: Database.Database;
+  readonly sessions: SessionsRepo;
+  readonly completions: CompletionsRepo;
+  readonly writer: StoreWriter;
+  /** Flushes the writer, then closes the database. Idempotent. */
+  close(): Promise<void>;
+}
+
+function configure(db: Database.Database): void {
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+}
+
+export function openStore(opts: OpenStoreOptions): Store {
+  mkdirSync(opts.dataDir, { recursive: true });
+  const path = join(opts.dataDir, DB_FILENAME);
+  const db = new Database(path);
+  try {
+    configure(db);
+    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    if (String(mode).toLowerCase() !== 'wal') throw new Error(`could not enable WAL (journal_mode=${mode})`);
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    migrate(db);
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+
+  const openReader = (): Database.Database => {
+    const r = new Database(path, { readonly: true, fileMustExist: true });
+    configure(r);
+    return r;
+  };
+
+  const sessions = new SessionsRepo(db);
+  const completions = new CompletionsRepo(db, openReader);
+  const writer = new StoreWriter(db, sessions, completions, opts);
+  completions.pending = writer;
+
+  let closing: Promise<void> | null = null;
+  return {
+    path,
+    db,
+    sessions,
+    completions,
+    writer,
+    close() {
+      closing ??= (async () => {
+        await writer.close();
+        db.close();
+      })();
+      return closing;
+    },
+  };
+}

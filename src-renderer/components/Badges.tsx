@@ -1,0 +1,27 @@
+// Small status chips used across views.
+
+export function SimulatedBadge() {
+  return (
+    <span className="badge badge-sim" title="Simulated engine: deterministic fake model, not a real vLLM/SGLang server">
+      SIMULATED
+    </span>
+  );
+}
+
+const statusTone: Record<string, string> = {
+  ok: 'good',
+  finished: 'good',
+  active: 'info',
+  error: 'bad',
+  failed: 'bad',
+  aborted: 'warn',
+  interrupted: 'warn',
+  paused: 'warn',
+  healthy: 'good',
+  unhealthy: 'bad',
+};
+
+export function StatusBadge({ status }: { status: string | null | undefined }) {
+  const s = status ?? 'unknown';
+  return <span className={`badge badge-${statusTone[s] ?? 'muted'}`}>{s}</span>;
+}

@@ -1,0 +1,44 @@
+// Floating details for the hovered token: position, id, piece text (escaped) and logprob.
+import { formatLogprob, formatProb } from '../lib/format.js';
+
+export interface TokenHover {
+  index: number;
+  promptCount: number;
+  id: number;
+  piece: string | undefined;
+  logprob: number | undefined;
+  rect: { left: number; top: number; bottom: number };
+}
+
+export function TokenTooltip({ hover }: { hover: TokenHover | null }) {
+  if (!hover) return null;
+  const isOutput = hover.index >= hover.promptCount;
+  const pos = isOutput ? hover.index - hover.promptCount : hover.index;
+  const below = hover.rect.bottom + 120 < window.innerHeight;
+  const style = {
+    left: Math.max(8, Math.min(hover.rect.left, window.innerWidth - 300)),
+    top: below ? hover.rect.bottom + 6 : hover.rect.top - 6,
+    transform: below ? undefined : 'translateY(-100%)',
+  };
+  return (
+    <div className="tok-tooltip" role="tooltip" style={style}>
+      <div className="tt-title">
+        {isOutput ? 'output' : 'prompt'} token #{pos.toLocaleString('en-US')}
+      </div>
+      <dl>
+        <dt>id</dt>
+        <dd className="mono">{hover.id}</dd>
+        <dt>piece</dt>
+        <dd className="mono tt-piece">{hover.piece === undefined ? <span className="muted">n/a</span> : JSON.stringify(hover.piece)}</dd>
+        {isOutput && (
+          <>
+            <dt>logprob</dt>
+            <dd className="mono">{formatLogprob(hover.logprob)}</dd>
+            <dt>p</dt>
+            <dd className="mono">{formatProb(hover.logprob)}</dd>
+          </>
+        )}
+      </dl>
+    </div>
+  );
+}

@@ -1,0 +1,101 @@
+// Windowed list of fixed-height rows: only the rows in view (plus a little overscan) are in the DOM,
+// so a list of a million rows scrolls like a list of twenty.
+import {
+  forwardRef,
+  useCallback,
+  useEffect,
+  useImperativeHandle,
+  useLayoutEffect,
+  useRef,
+  useState,
+  type HTMLAttributes,
+  type ReactNode,
+  type UIEvent,
+} from 'react';
+
+export interface VirtualRowsHandle {
+  scrollToRow(row: number, align?: 'start' | 'center' | 'nearest'): void;
+  element(): HTMLDivElement | null;
+}
+
+interface Props extends Omit<HTMLAttributes<HTMLDivElement>, 'children'> {
+  rowCount: number;
+  rowHeight: number;
+  renderRow: (row: number) => ReactNode;
+  overscan?: number;
+  /** Called with the container's inner width whenever it changes. */
+  onWidth?: (width: number) => void;
+}
+
+export const VirtualRows = forwardRef<VirtualRowsHandle, Props>(function VirtualRows(
+  { rowCount, rowHeight, renderRow, overscan = 6, onWidth, onScroll: onScrollProp, className, ...rest },
+  ref,
+) {
+  const outer = useRef<HTMLDivElement>(null);
+  const [scrollTop, setScrollTop] = useState(0);
+  const [viewport, setViewport] = useState(600);
+  const frame = useRef(0);
+
+  useLayoutEffect(() => {
+    const el = outer.current;
+    if (!el) return;
+    const measure = () => {
+      setViewport(el.clientHeight || 600);
+      onWidth?.(el.clientWidth);
+    };
+    measure();
+    const ro = new ResizeObserver(measure);
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, [onWidth]);
+
+  useEffect(() => () => cancelAnimationFrame(frame.current), []);
+
+  const onScroll = useCallback((e: UIEvent<HTMLDivElement>) => {
+    onScrollProp?.(e);
+    cancelAnimationFrame(frame.current);
+    frame.current = requestAnimationFrame(() => {
+      if (outer.current) setScrollTop(outer.current.scrollTop);
+    });
+  }, [onScrollProp]);
+
+  useImperativeHandle(
+    ref,
+    () => ({
+      element: () => outer.current,
+      scrollToRow(row, align = 'nearest') {
+        const el = outer.current;
+        if (!el) return;
+        const top = row * rowHeight;
+        const bottom = top + rowHeight;
+        let next = el.scrollTop;
+        if (align === 'start') next = top;
+        else if (align === 'center') next = top - (el.clientHeight - rowHeight) / 2;
+        else if (top < el.scrollTop) next = top;
+        else if (bottom > el.scrollTop + el.clientHeight) next = bottom - el.clientHeight;
+        el.scrollTop = Math.max(0, next);
+        setScrollTop(el.scrollTop);
+      },
+    }),
+    [rowHeight],
+  );
+
+  const first = Math.max(0, Math.floor(scrollTop / rowHeight) - overscan);
+  const last = Math.min(rowCount, Math.ceil((scrollTop + viewport) / rowHeight) + overscan);
+  const rows: ReactNode[] = [];
+  for (let r = first; r < last; r++) {
+    rows.push(
+      <div key={r} className="vrow" data-row={r} style={{ transform: `translateY(${r * rowHeight}px)`, height: rowHeight }}>
+        {renderRow(r)}
+      </div>,
+    );
+  }
+
+  return (
+    <div ref={outer} className={`vlist ${className ?? ''}`} {...rest} onScroll={onScroll}>
+      <div className="vlist-inner" style={{ height: rowCount * rowHeight }}>
+        {rows}
+      </div>
+    </div>
+  );
+});

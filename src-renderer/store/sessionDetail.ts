@@ -1,0 +1,63 @@
+// The session open in the inspector: GET /api/sessions/:id and /completions, refetched on events.
+import { create } from 'zustand';
+import { api } from '../api/client.js';
+import type { Completion, SessionSummary } from '../api/types.js';
+import { errorText, isAbort } from './resource.js';
+
+interface SessionDetailState {
+  id: string | null;
+  session: SessionSummary | null;
+  completions: Completion[] | null;
+  loading: boolean;
+  refreshing: boolean;
+  error: string | null;
+  open(id: string): Promise<void>;
+  refresh(): Promise<void>;
+  close(): void;
+}
+
+let inflight: AbortController | null = null;
+
+export const useSessionDetail = create<SessionDetailState>((set, get) => {
+  async function load(id: string, quiet: boolean) {
+    inflight?.abort();
+    const ctrl = new AbortController();
+    inflight = ctrl;
+    set(quiet ? { refreshing: true } : { loading: true, error: null });
+    try {
+      const [session, { completions }] = await Promise.all([
+        api.session(id, ctrl.signal),
+        api.completions(id, ctrl.signal),
+      ]);
+      if (get().id !== id) return;
+      const sorted = [...(completions ?? [])].sort((a, b) => a.seq - b.seq || a.createdAt - b.createdAt);
+      set({ session, completions: sorted, loading: false, refreshing: false, error: null });
+    } catch (err) {
+      if (isAbort(err) || get().id !== id) return;
+      set({ loading: false, refreshing: false, error: errorText(err) });
+    } finally {
+      if (inflight === ctrl) inflight = null;
+    }
+  }
+  return {
+    id: null,
+    session: null,
+    completions: null,
+    loading: false,
+    refreshing: false,
+    error: null,
+    async open(id) {
+      if (get().id === id && (get().session || get().loading)) return load(id, true);
+      set({ id, session: null, completions: null, error: null });
+      return load(id, false);
+    },
+    async refresh() {
+      const id = get().id;
+      if (id) await load(id, true);
+    },
+    close() {
+      inflight?.abort();
+      set({ id: null, session: null, completions: null, loading: false, refreshing: false, error: null });
+    },
+  };
+});
