@@ -22,6 +22,8 @@ export interface AppConfig {
   /** Start the embedded simulated vLLM and SGLang engines (ids sim-vllm, sim-sglang). */
   sim?: boolean;
   simSeed?: number;
+  /** Probability that the sim policy answers right (default 0.8, so demo rewards vary). */
+  simSkill?: number;
   engines?: EngineConfig[];
   /** Required when binding a non-loopback host. */
   controlToken?: string;
@@ -58,7 +60,8 @@ export async function createApp(config: AppConfig): Promise<App> {
     const engines: EngineConfig[] = [];
     if (config.sim) {
       for (const flavor of ['vllm', 'sglang'] as const) {
-        const sim = await startSimEngine({ flavor, seed: config.simSeed ?? 7, model: SIM_MODEL });
+        // Agents ask for up to 32k output tokens; serve the sim like Qwen3 with YaRN (128k context).
+        const sim = await startSimEngine({ flavor, seed: config.simSeed ?? 7, skill: config.simSkill, model: SIM_MODEL, maxModelLen: 131072 });
         closers.push(() => sim.close());
         engines.push({ id: `sim-${flavor}`, kind: flavor, replicas: [sim.url], model: SIM_MODEL, mode: flavor === 'vllm' ? 'chat' : 'token', tokenizer: 'builtin:qwen3', simulated: true });
       }

@@ -32,26 +32,30 @@ function extendsPrevious(req: CanonicalRequest, prev: CanonicalRequest): boolean
 
 /** Prefers the most recent earlier turn this request extends (siblings such as title calls are skipped). */
 export function buildTokenPrompt(tok: ChatTokenizer, req: CanonicalRequest, history: History = []): TokenPrompt {
-  const full = render(tok, req, req.messages, true);
   for (let h = history.length - 1; h >= 0; h--) {
-    const reused = reusePrevious(tok, req, full, history[h]!);
+    const reused = reusePrevious(tok, req, history[h]!);
     if (reused) return reused;
   }
-  return { promptIds: Int32Array.from(tok.encode(full)), reusedIds: 0 };
+  return { promptIds: Int32Array.from(tok.encode(render(tok, req, req.messages, true))), reusedIds: 0 };
 }
 
-function reusePrevious(tok: ChatTokenizer, req: CanonicalRequest, full: string, prev: History[number]): TokenPrompt | null {
+// Marks the reused assistant turn so the text the template puts after it can be cut out exactly,
+// however the template renders that turn (Qwen3 adds an empty think block only to a final turn).
+const TURN_SENTINEL = 'ROLLGATE_REUSED_TURN_8c1e4f';
+
+function reusePrevious(tok: ChatTokenizer, req: CanonicalRequest, prev: History[number]): TokenPrompt | null {
   const out = prev.capture.outputIds;
   if (!out.length || out[out.length - 1] !== tok.eosTokenId || !extendsPrevious(req, prev.request)) return null;
   const n = prev.request.messages.length;
-  const throughAssistant = render(tok, req, req.messages.slice(0, n + 1), false);
+  const probe = req.messages.slice();
+  probe[n] = { ...probe[n]!, content: TURN_SENTINEL, reasoning: null };
+  const text = render(tok, req, probe, true);
+  const at = text.indexOf(TURN_SENTINEL);
   const eosText = tok.tokenText(tok.eosTokenId);
-  const eosAt = throughAssistant.lastIndexOf(eosText);
-  if (eosAt < 0 || !full.startsWith(throughAssistant)) return null;
-  // What the template puts after the assistant's end-of-turn (a newline for Qwen3), then the new turns.
-  const interstitial = throughAssistant.slice(eosAt + eosText.length) + full.slice(throughAssistant.length);
+  const eosAt = at < 0 ? -1 : text.indexOf(eosText, at);
+  if (eosAt < 0) return null;
+  const tail = tok.encode(text.slice(eosAt + eosText.length));
   const reused = prev.capture.promptIds.length + out.length;
-  const tail = tok.encode(interstitial);
   const all = new Int32Array(reused + tail.length);
   all.set(prev.capture.promptIds, 0);
   all.set(out, prev.capture.promptIds.length);

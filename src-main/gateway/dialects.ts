@@ -1,21 +1,43 @@
-// Which codec serves which agent-facing path.
-import type { DialectCodec } from '../core/dialects/codec.js';
+// Which codec serves which agent-facing path, and what the URL tells the codec.
+import type { FastifyRequest } from 'fastify';
+import type { DialectCodec, ParseContext } from '../core/dialects/codec.js';
+import { anthropicCodec } from '../core/dialects/anthropic.js';
+import { geminiCodec } from '../core/dialects/gemini.js';
 import { openAIChatCodec } from '../core/dialects/openai-chat.js';
+import { responsesCodec } from '../core/dialects/responses.js';
 
 export interface DialectRoute {
   codec: DialectCodec;
-  method: 'POST';
   /** Path below the session prefix (`/s/:key`) or the bare origin. */
   path: string;
+  /** What the URL says that the body does not (Gemini's model and streaming). */
+  parseContext?(req: FastifyRequest): ParseContext | { error: string };
 }
 
+const GEMINI_ACTIONS: Record<string, boolean> = { generateContent: false, streamGenerateContent: true };
+
 export const dialectRoutes: DialectRoute[] = [
-  { codec: openAIChatCodec as DialectCodec, method: 'POST', path: '/v1/chat/completions' },
+  { codec: openAIChatCodec as DialectCodec, path: '/v1/chat/completions' },
+  { codec: responsesCodec as DialectCodec, path: '/v1/responses' },
+  { codec: anthropicCodec as DialectCodec, path: '/v1/messages' },
+  {
+    codec: geminiCodec as DialectCodec,
+    path: '/v1beta/models/:modelAction',
+    parseContext(req) {
+      const modelAction = (req.params as { modelAction: string }).modelAction;
+      const at = modelAction.lastIndexOf(':');
+      const action = at < 0 ? '' : modelAction.slice(at + 1);
+      if (!(action in GEMINI_ACTIONS)) return { error: `unsupported method ${action || '(none)'}; use generateContent or streamGenerateContent` };
+      return { urlModel: modelAction.slice(0, at), urlStream: GEMINI_ACTIONS[action]! };
+    },
+  },
 ];
 
 /** The dialect a failed request should be answered in, judged from its URL alone. */
 export function codecForUrl(url: string): DialectCodec {
   const path = url.split('?')[0]!;
-  for (const r of dialectRoutes) if (path.endsWith(r.path)) return r.codec;
+  if (path.includes('/v1beta/')) return geminiCodec as DialectCodec;
+  if (path.endsWith('/messages') || path.endsWith('/messages/count_tokens')) return anthropicCodec as DialectCodec;
+  if (path.endsWith('/responses')) return responsesCodec as DialectCodec;
   return openAIChatCodec as DialectCodec;
 }

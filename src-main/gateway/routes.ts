@@ -1,7 +1,9 @@
 // Agent-facing routes (DESIGN §5), mounted at `/s/:key` and at the bare origin (key as API key).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { DialectCodec } from '../core/dialects/codec.js';
+import { anthropicCodec } from '../core/dialects/anthropic.js';
 import { handleCompletion } from './completion.js';
+import { countAnthropicTokens } from './count-tokens.js';
 import type { GatewayDeps } from './deps.js';
 import { codecForUrl, dialectRoutes } from './dialects.js';
 import { sendDialectError } from './errors.js';
@@ -11,7 +13,8 @@ const PREFIXES = ['/s/:key', ''];
 
 export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): Promise<void> {
   for (const prefix of PREFIXES) {
-    app.head(prefix || '/', async (_req, reply) => reply.code(200).send());
+    // Agents probe their base URL (Claude Code sends `HEAD /`); fastify answers HEAD from GET routes,
+    // and the bare origin's GET / is the UI.
     if (prefix) app.get(prefix, async (_req, reply) => reply.code(200).send({ ok: true }));
 
     for (const route of dialectRoutes) {
@@ -19,9 +22,17 @@ export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): 
         const session = resolveSession(deps.store, req);
         if (!session) return sendDialectError(reply, route.codec, 401, unknownKeyMessage(req));
         if (session.status !== 'active') return sendDialectError(reply, route.codec, 409, `session ${session.id} is ${session.status}; create a new session`);
-        await handleCompletion(deps, route.codec, session, req, reply);
+        const ctx = route.parseContext?.(req) ?? {};
+        if ('error' in ctx) return sendDialectError(reply, route.codec, 404, ctx.error);
+        await handleCompletion(deps, route.codec, session, req, reply, ctx);
       });
     }
+
+    app.post(prefix + '/v1/messages/count_tokens', async (req, reply) => {
+      const session = resolveSession(deps.store, req);
+      if (!session) return sendDialectError(reply, anthropicCodec as DialectCodec, 401, unknownKeyMessage(req));
+      return countAnthropicTokens(deps, session, req, reply);
+    });
 
     app.get(prefix + '/v1/models', async (req, reply) => {
       const session = resolveSession(deps.store, req);

@@ -45,6 +45,6 @@ export const api = {
     return 'session' in body && body.session && typeof body.session === 'object' ? body.session : (body as SessionSummary);
   },
   completions: (id: string, signal?: AbortSignal) =>
-    getJson<CompletionsResponse>(`/api/sessions/${enc(id)}/completions`, signal),
+    getJson<CompletionsResponse>(`/api/sessions/${enc(id)}/completions?pieces=1`, signal),
   engines: (signal?: AbortSignal) => getJson<EnginesResponse>('/api/engines', signal),
 };

@@ -4,6 +4,7 @@ import { useState } from 'react';
 
 const STRING_LIMIT = 600;
 const ARRAY_PAGE = 100;
+const LONG_ARRAY = 50;
 
 function Str({ value }: { value: string }) {
   const [full, setFull] = useState(false);
@@ -47,7 +48,10 @@ function Key({ name }: { name?: string | number }) {
 
 function JsonNode({ name, value, depth, openDepth }: NodeProps) {
   const isObj = value !== null && typeof value === 'object';
-  const [open, setOpen] = useState(depth < openDepth);
+  // Open the first levels, but keep long arrays (token ids, big histories) folded.
+  const [open, setOpen] = useState(
+    () => depth < openDepth && !(Array.isArray(value) && value.length > LONG_ARRAY && depth > 0),
+  );
   const [shown, setShown] = useState(ARRAY_PAGE);
   if (!isObj) {
     return (
@@ -102,7 +106,7 @@ function JsonNode({ name, value, depth, openDepth }: NodeProps) {
   );
 }
 
-export function JsonTree({ value, openDepth = 2 }: { value: unknown; openDepth?: number }) {
+export function JsonTree({ value, openDepth = 4 }: { value: unknown; openDepth?: number }) {
   return (
     <div className="json">
       <JsonNode value={value} depth={0} openDepth={openDepth} />

@@ -1,4 +1,5 @@
 // Floating details for the hovered token: position, id, piece text (escaped) and logprob.
+import { forwardRef, useImperativeHandle, useState } from 'react';
 import { formatLogprob, formatProb } from '../lib/format.js';
 
 export interface TokenHover {
@@ -10,7 +11,19 @@ export interface TokenHover {
   rect: { left: number; top: number; bottom: number };
 }
 
-export function TokenTooltip({ hover }: { hover: TokenHover | null }) {
+export interface TokenTooltipHandle {
+  show(hover: TokenHover | null): void;
+  current(): TokenHover | null;
+}
+
+/** Owns its own state, so hovering re-renders only the tooltip, never the token rows. */
+export const TokenTooltip = forwardRef<TokenTooltipHandle>(function TokenTooltip(_props, ref) {
+  const [hover, setHover] = useState<TokenHover | null>(null);
+  useImperativeHandle(ref, () => ({ show: setHover, current: () => hover }), [hover]);
+  return <TooltipBox hover={hover} />;
+});
+
+function TooltipBox({ hover }: { hover: TokenHover | null }) {
   if (!hover) return null;
   const isOutput = hover.index >= hover.promptCount;
   const pos = isOutput ? hover.index - hover.promptCount : hover.index;

@@ -14,7 +14,7 @@ import {
 } from '../lib/tokenLayout.js';
 import { useUi } from '../store/ui.js';
 import { LogprobLegend } from './LogprobLegend.js';
-import { TokenTooltip, type TokenHover } from './TokenTooltip.js';
+import { TokenTooltip, type TokenTooltipHandle } from './TokenTooltip.js';
 import { VirtualRows, type VirtualRowsHandle } from './VirtualRows.js';
 
 const ROW_H = 20;
@@ -43,7 +43,7 @@ export function TokenView({ promptIds, outputIds, outputLogprobs, promptPieces, 
 
   const list = useRef<VirtualRowsHandle>(null);
   const [box, setBox] = useState<Box | null>(null);
-  const [hover, setHover] = useState<TokenHover | null>(null);
+  const tip = useRef<TokenTooltipHandle>(null);
 
   const onWidth = useCallback((w: number) => {
     const el = list.current?.element();
@@ -128,11 +128,11 @@ export function TokenView({ promptIds, outputIds, outputLogprobs, promptPieces, 
 
   const onOver = (e: MouseEvent<HTMLDivElement>) => {
     const t = (e.target as HTMLElement).closest<HTMLElement>('[data-i]');
-    if (!t) return setHover(null);
+    if (!t) return tip.current?.show(null);
     const i = Number(t.dataset.i);
-    if (hover?.index === i) return;
+    if (tip.current?.current()?.index === i) return;
     const rect = t.getBoundingClientRect();
-    setHover({
+    tip.current?.show({
       index: i,
       promptCount: P,
       id: idOf(i),
@@ -141,6 +141,10 @@ export function TokenView({ promptIds, outputIds, outputLogprobs, promptPieces, 
       rect: { left: rect.left, top: rect.top, bottom: rect.bottom },
     });
   };
+
+  const hideTip = useCallback(() => {
+    if (tip.current?.current()) tip.current.show(null);
+  }, []);
 
   const rowCount = layout?.rowCount ?? 0;
   const height = Math.min(MAX_HEIGHT, Math.max(3, rowCount) * ROW_H + 2 + 8);
@@ -202,11 +206,11 @@ export function TokenView({ promptIds, outputIds, outputLogprobs, promptPieces, 
         tabIndex={0}
         aria-label={`Token view: ${P} prompt and ${O} output tokens`}
         onMouseOver={onOver}
-        onMouseLeave={() => setHover(null)}
-        onScroll={() => hover && setHover(null)}
+        onMouseLeave={hideTip}
+        onScroll={hideTip}
       />
       <LogprobLegend />
-      <TokenTooltip hover={hover} />
+      <TokenTooltip ref={tip} />
     </div>
   );
 }

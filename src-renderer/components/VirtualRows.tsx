@@ -2,6 +2,7 @@
 // so a list of a million rows scrolls like a list of twenty.
 import {
   forwardRef,
+  memo,
   useCallback,
   useEffect,
   useImperativeHandle,
@@ -26,6 +27,15 @@ interface Props extends Omit<HTMLAttributes<HTMLDivElement>, 'children'> {
   /** Called with the container's inner width whenever it changes. */
   onWidth?: (width: number) => void;
 }
+
+/** A row re-renders only when its index or the render function changes, not on every scroll. */
+const Row = memo(function Row({ r, rowHeight, renderRow }: { r: number; rowHeight: number; renderRow: (row: number) => ReactNode }) {
+  return (
+    <div className="vrow" data-row={r} style={{ transform: `translateY(${r * rowHeight}px)`, height: rowHeight }}>
+      {renderRow(r)}
+    </div>
+  );
+});
 
 export const VirtualRows = forwardRef<VirtualRowsHandle, Props>(function VirtualRows(
   { rowCount, rowHeight, renderRow, overscan = 6, onWidth, onScroll: onScrollProp, className, ...rest },
@@ -84,11 +94,7 @@ export const VirtualRows = forwardRef<VirtualRowsHandle, Props>(function Virtual
   const last = Math.min(rowCount, Math.ceil((scrollTop + viewport) / rowHeight) + overscan);
   const rows: ReactNode[] = [];
   for (let r = first; r < last; r++) {
-    rows.push(
-      <div key={r} className="vrow" data-row={r} style={{ transform: `translateY(${r * rowHeight}px)`, height: rowHeight }}>
-        {renderRow(r)}
-      </div>,
-    );
+    rows.push(<Row key={r} r={r} rowHeight={rowHeight} renderRow={renderRow} />);
   }
 
   return (

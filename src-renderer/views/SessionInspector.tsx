@@ -50,7 +50,7 @@ export function SessionInspector({ id }: { id: string }) {
         {refreshing && <span className="muted">updating…</span>}
         {error && <span className="inline-error" title={error}>refresh failed</span>}
       </div>
-      <dl className="facts facts-wide">
+      <dl className="facts facts-cols facts-box">
         <dt>Engine</dt>
         <dd>
           <EngineLabel id={session.engineId} />

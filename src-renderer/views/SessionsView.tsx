@@ -30,8 +30,8 @@ function SessionRow({ s, active, onOpen }: { s: SessionSummary; active: boolean;
       data-session-id={s.id}
       onClick={onOpen}
     >
-      <span className="mono" role="cell" title={s.id}>
-        {shortId(s.id, 12)}
+      <span className="mono ellipsis" role="cell" title={s.id}>
+        {s.id}
       </span>
       <span role="cell">
         <StatusBadge status={s.status} />

@@ -1,5 +1,6 @@
 // One completion (turn) of a session: header with status, timings and token counts; when open, the
 // request as received / as served, the response, and the token view.
+import type { ReactNode } from 'react';
 import type { Completion } from '../api/types.js';
 import { StatusBadge } from '../components/Badges.js';
 import { EngineLabel } from '../components/EngineLabel.js';
@@ -7,6 +8,15 @@ import { JsonSection } from '../components/JsonSection.js';
 import { TokenView } from '../components/TokenView.js';
 import { formatInt, formatMs, formatTime, shortId } from '../lib/format.js';
 import { summarizeResponse } from '../lib/summary.js';
+
+function Stat({ label, mono, children }: { label: string; mono?: boolean; children: ReactNode }) {
+  return (
+    <div className="stat">
+      <div className="stat-label">{label}</div>
+      <div className={`stat-value ${mono ? 'mono' : ''}`}>{children}</div>
+    </div>
+  );
+}
 
 interface Props {
   c: Completion;
@@ -18,7 +28,7 @@ interface Props {
 export function TurnCard({ c, open, onToggle, retryOfSeq }: Props) {
   const summary = summarizeResponse(c.response);
   return (
-    <article className={`turn ${open ? 'open' : ''} turn-${c.status}`} data-completion-id={c.id} aria-label={`Turn ${c.seq}`}>
+    <article className={`turn ${open ? 'open' : ''} turn-status-${c.status}`} data-completion-id={c.id} aria-label={`Turn ${c.seq}`}>
       <button type="button" className="turn-head" aria-expanded={open} onClick={onToggle}>
         <span className="j-caret">{open ? '▾' : '▸'}</span>
         <span className="turn-seq">#{c.seq}</span>
@@ -36,35 +46,32 @@ export function TurnCard({ c, open, onToggle, retryOfSeq }: Props) {
       {open && (
         <div className="turn-body">
           {c.error && (
-            <div className="turn-error" role="alert">
+            <div className="turn-errbox" role="alert">
               <strong>Error:</strong> {c.error}
             </div>
           )}
-          <dl className="facts">
-            <dt>Engine</dt>
-            <dd>
-              <EngineLabel id={c.engineId} /> <span className="muted mono">{c.replica}</span>
-            </dd>
-            <dt>Dialect</dt>
-            <dd>{c.dialect}</dd>
-            <dt>Policy version</dt>
-            <dd className="mono">{c.policyVersion}</dd>
-            <dt>Timings</dt>
-            <dd>
-              queue <b>{formatMs(c.timings?.queueMs)}</b> · ttft <b>{formatMs(c.timings?.ttftMs)}</b> · total{' '}
-              <b>{formatMs(c.timings?.totalMs)}</b>
-            </dd>
-            <dt>Usage</dt>
-            <dd>
-              {c.usage
-                ? `${formatInt(c.usage.prompt_tokens)} prompt + ${formatInt(c.usage.completion_tokens)} completion = ${formatInt(c.usage.total_tokens)}`
-                : '—'}
-            </dd>
-            <dt>Created</dt>
-            <dd>
-              {formatTime(c.createdAt)} <span className="muted mono">{c.id}</span>
-            </dd>
-          </dl>
+          <div className="stats">
+            <Stat label="Engine">
+              <EngineLabel id={c.engineId} />
+            </Stat>
+            <Stat label="Replica" mono>
+              {c.replica}
+            </Stat>
+            <Stat label="Dialect">{c.dialect}</Stat>
+            <Stat label="Policy" mono>
+              v{c.policyVersion}
+            </Stat>
+            <Stat label="Queue">{formatMs(c.timings?.queueMs)}</Stat>
+            <Stat label="TTFT">{formatMs(c.timings?.ttftMs)}</Stat>
+            <Stat label="Total">{formatMs(c.timings?.totalMs)}</Stat>
+            <Stat label="Usage (prompt + completion)">
+              {c.usage ? `${formatInt(c.usage.prompt_tokens)} + ${formatInt(c.usage.completion_tokens)} = ${formatInt(c.usage.total_tokens)}` : '—'}
+            </Stat>
+            <Stat label="Created">{formatTime(c.createdAt)}</Stat>
+            <Stat label="Completion id" mono>
+              {c.id}
+            </Stat>
+          </div>
           <div className="jsections">
             <JsonSection title="Request as received" hint="from the agent, secrets removed" value={c.requestReceived} />
             <JsonSection title="Request as served" hint="sent to the engine" value={c.requestServed} />

@@ -1,28 +1,13 @@
 // Shared by the dialect codec tests: the captured agent requests and a tiny SSE parser.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 
-export const HARNESS_DIR = '/work/shared/reference/harnesses';
+export { HARNESS_DIR } from '../helpers/paths.js';
+import { capturedRequests, type CapturedRequest } from '../helpers/captures.js';
 
-export interface Capture { file: string; path: string; query: Record<string, string>; body: unknown }
+export type Capture = CapturedRequest;
 
-/** Every captured request whose file name ends with `-<suffix>.json` (e.g. `anthropic`, `responses`, `gemini-generateContent`). */
+/** Every captured request whose file name the predicate accepts (e.g. ends with `-anthropic.json`). */
 export function loadCaptures(match: (fileName: string) => boolean): Capture[] {
-  const out: Capture[] = [];
-  for (const agent of readdirSync(HARNESS_DIR)) {
-    const agentDir = join(HARNESS_DIR, agent);
-    if (!statSync(agentDir).isDirectory()) continue;
-    for (const run of readdirSync(agentDir)) {
-      const runDir = join(agentDir, run);
-      if (!statSync(runDir).isDirectory()) continue;
-      for (const f of readdirSync(runDir).sort()) {
-        if (!/^\d{3}-.*\.json$/.test(f) || !match(f)) continue;
-        const rec = JSON.parse(readFileSync(join(runDir, f), 'utf8')) as { path: string; query?: Record<string, string>; body: unknown };
-        out.push({ file: `${agent}/${run}/${f}`, path: rec.path, query: rec.query ?? {}, body: rec.body });
-      }
-    }
-  }
-  return out;
+  return capturedRequests(match);
 }
 
 export interface SseEvent { event?: string; data: string; json?: any }

@@ -143,7 +143,7 @@ export class AnthropicStream implements StreamEncoder {
     let frames: string[] = [];
     let blockIndex = this.toolBlocks.get(index);
     if (blockIndex === undefined) {
-      frames = this.openBlock('tool_use', { type: 'tool_use', id: id ?? `toolu_${idSuffix(this.meta.id)}_${index}`, name: name ?? '', input: {} });
+      frames = this.openBlock('tool_use', { type: 'tool_use', id: id ?? `call_${index}`, name: name ?? '', input: {} });
       blockIndex = this.open!.index;
       this.toolBlocks.set(index, blockIndex);
     }

@@ -87,10 +87,6 @@ function userPart(raw: unknown, path: Path): ContentPart {
   return rest as ContentPart;
 }
 
-function contentFromParts(parts: ContentPart[]): ChatMessage['content'] {
-  return parts;
-}
-
 function systemMessage(content: unknown, path: Path): ChatMessage {
   if (typeof content === 'string') return { role: 'system', content };
   const parts = (content as unknown[]).map((raw, i) => {
@@ -105,7 +101,7 @@ function userMessages(content: unknown, path: Path): ChatMessage[] {
   const out: ChatMessage[] = [];
   let pending: ContentPart[] | null = null;
   const flush = () => {
-    if (pending) out.push({ role: 'user', content: contentFromParts(pending) });
+    if (pending) out.push({ role: 'user', content: pending });
     pending = null;
   };
   (content as unknown[]).forEach((raw, i) => {
@@ -170,7 +166,8 @@ function assistantMessage(content: unknown, path: Path): ChatMessage {
     content: texts.length === 0 ? (toolCalls.length ? null : '') : texts.length === 1 ? texts[0] : texts.map((text) => ({ type: 'text', text })),
   };
   if (toolCalls.length) msg.tool_calls = toolCalls;
-  if (thinking.length) msg.reasoning = thinking.join('\n');
+  const reasoning = thinking.filter((t) => t !== '').join('\n');
+  if (reasoning) msg.reasoning = reasoning;
   const extras: Record<string, unknown> = {};
   if (thinkingBlocks.length) extras.thinking_blocks = thinkingBlocks;
   if (otherBlocks.length) extras.unrendered_blocks = otherBlocks;

@@ -24,6 +24,10 @@ export interface Qwen3ParserOptions {
    * `<think>` before it). Streaming: undefined = false (the caller knows the prompt; see promptEndsInThink).
    */
   thinkingOpen?: boolean;
+  /** false = no reasoning split: `<think>` text stays content (SGLang separate_reasoning=false). Default true. */
+  parseReasoning?: boolean;
+  /** false = leave `<tool_call>` text as content (vLLM without tools in the request). Default true. */
+  parseToolCalls?: boolean;
   /** Tool call id for the call at `index` (0-based, per completion). */
   newToolCallId?: (index: number) => string;
 }
@@ -65,7 +69,8 @@ function parseToolBody(body: string): { name: string; arguments: string } | null
 
 export function createQwen3StreamParser(opts: Qwen3ParserOptions = {}): Qwen3StreamParser {
   const newId = opts.newToolCallId ?? ((i: number) => `call_${i}`);
-  let mode: Mode = opts.thinkingOpen ? 'reasoning' : 'start';
+  const parseTools = opts.parseToolCalls ?? true;
+  let mode: Mode = opts.parseReasoning === false ? 'content' : opts.thinkingOpen ? 'reasoning' : 'start';
   let buf = '';
   let toolIndex = 0;
   // vLLM's hermes parser keeps only the text before the first tool call as content.
@@ -117,14 +122,14 @@ export function createQwen3StreamParser(opts: Qwen3ParserOptions = {}): Qwen3Str
         return false;
       }
       case 'content': {
-        const i = buf.indexOf(TOOL_START);
+        const i = parseTools ? buf.indexOf(TOOL_START) : -1;
         if (i >= 0) {
           emitText(out, 'content', buf.slice(0, i));
           buf = buf.slice(i + TOOL_START.length);
           mode = 'tool';
           return true;
         }
-        const keep = final ? 0 : partialTagSuffix(buf, TOOL_START);
+        const keep = final || !parseTools ? 0 : partialTagSuffix(buf, TOOL_START);
         emitText(out, 'content', buf.slice(0, buf.length - keep));
         buf = buf.slice(buf.length - keep);
         return false;

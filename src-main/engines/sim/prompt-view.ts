@@ -22,11 +22,12 @@ const START = '<|im_start|>';
 const END = '<|im_end|>';
 
 function parseTools(system: string): { tools: PromptTool[]; rest: string } {
-  const open = system.indexOf('<tools>');
-  const close = system.indexOf('</tools>', open);
+  // The header itself mentions "<tools></tools>", so anchor on the block's own lines.
+  const open = system.indexOf('\n<tools>\n');
+  const close = system.indexOf('\n</tools>', open + 1);
   if (open < 0 || close < 0) return { tools: [], rest: system };
   const tools: PromptTool[] = [];
-  for (const line of system.slice(open + '<tools>'.length, close).split('\n')) {
+  for (const line of system.slice(open + '\n<tools>\n'.length, close).split('\n')) {
     if (!line.trim()) continue;
     try {
       const t = JSON.parse(line) as { function?: Record<string, unknown> } & Record<string, unknown>;

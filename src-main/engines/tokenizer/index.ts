@@ -44,7 +44,6 @@ function tokenContent(v: unknown): string | undefined {
 
 async function build(spec: string): Promise<ChatTokenizer> {
   const files = await readTokenizerFiles(spec);
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const tok: any = TokenizerLoader.fromPreTrained({ tokenizerJSON: files.tokenizerJSON as any, tokenizerConfig: files.tokenizerConfig as any });
   const cfg = files.tokenizerConfig;
   const added = (files.tokenizerJSON.added_tokens ?? []) as Array<{ id: number; content: string; special: boolean }>;

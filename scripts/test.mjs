@@ -1,0 +1,66 @@
+// `npm test`: every check the project has, in order, on a fresh machine of this kind.
+// Installs Debian's Chromium for the UI tests when it is missing (never a Playwright browser download).
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const bin = (name) => join(root, 'node_modules', '.bin', name);
+const reports = join(root, 'test-results');
+mkdirSync(reports, { recursive: true });
+
+const only = process.argv.slice(2);
+const tally = { passed: 0, failed: 0, skipped: 0 };
+const failedSteps = [];
+
+function step(name, cmd, args, countFrom) {
+  if (only.length && !only.includes(name)) return;
+  console.log(`\n▶ ${name}: ${[cmd, ...args].map((a) => a.replace(root + '/', '')).join(' ')}`);
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env: process.env });
+  if (countFrom) countFrom();
+  if (r.status !== 0) failedSteps.push(name);
+}
+
+function countVitest(file) {
+  return () => {
+    if (!existsSync(file)) return;
+    const j = JSON.parse(readFileSync(file, 'utf8'));
+    tally.passed += j.numPassedTests ?? 0;
+    tally.failed += j.numFailedTests ?? 0;
+    tally.skipped += (j.numPendingTests ?? 0) + (j.numTodoTests ?? 0);
+  };
+}
+
+function countPlaywright(file) {
+  return () => {
+    if (!existsSync(file)) return;
+    const s = JSON.parse(readFileSync(file, 'utf8')).stats ?? {};
+    tally.passed += (s.expected ?? 0) + (s.flaky ?? 0);
+    tally.failed += s.unexpected ?? 0;
+    tally.skipped += s.skipped ?? 0;
+  };
+}
+
+function ensureChromium() {
+  if (existsSync('/usr/bin/chromium')) return;
+  if (process.getuid?.() !== 0) { console.log('Chromium missing and not root: install Debian\'s chromium package for the UI tests.'); return; }
+  console.log('Installing Debian Chromium for the UI tests (apt-get)…');
+  spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
+  spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+}
+
+const vitestJson = (name) => ['--reporter=default', '--reporter=json', `--outputFile.json=${join(reports, name + '.json')}`];
+
+step('lint', bin('eslint'), ['.']);
+step('typecheck', bin('tsc'), ['--noEmit', '-p', '.']);
+step('build', bin('vite'), ['build', '--logLevel', 'warn']);
+step('unit+integration', bin('vitest'), ['run', ...vitestJson('vitest')], countVitest(join(reports, 'vitest.json')));
+step('agents', bin('vitest'), ['run', '--config', 'vitest.e2e.config.ts', ...vitestJson('agents')], countVitest(join(reports, 'agents.json')));
+if (!only.length || only.includes('ui')) ensureChromium();
+process.env.PLAYWRIGHT_JSON_OUTPUT_NAME = join(reports, 'playwright.json');
+step('ui', bin('playwright'), ['test', '--reporter=list,json'], countPlaywright(join(reports, 'playwright.json')));
+
+console.log(`\n${failedSteps.length ? `failed steps: ${failedSteps.join(', ')}` : 'all steps passed'}`);
+console.log(`${tally.passed} passed, ${tally.failed} failed, ${tally.skipped} skipped`);
+process.exit(failedSteps.length ? 1 : 0);

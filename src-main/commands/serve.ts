@@ -1,0 +1,26 @@
+// `rollgate serve`: the headless server (DESIGN §11).
+import type { Command } from 'commander';
+import { createApp } from '../app.js';
+import { defaultDataDir } from '../data-dir.js';
+import { loadTopology } from '../engines/topology.js';
+import { openInBrowser } from '../open-browser.js';
+import { int, onSignals } from './options.js';
+
+export function registerServe(program: Command): void {
+  program.command('serve')
+  .description('headless server: gateway, control API and UI')
+  .option('--host <host>', 'address to bind', '127.0.0.1')
+  .option('--port <port>', 'port (0 = any free port)', int('port'), 8321)
+  .option('--data-dir <dir>', 'data folder')
+  .option('--topology <file>', 'YAML file describing engines')
+  .option('--no-sim', 'do not start the embedded simulated engines')
+  .option('--control-token <token>', 'token required by the control API (needed off loopback)', process.env.ROLLGATE_CONTROL_TOKEN)
+  .option('--open', 'open the UI in a browser once ready')
+  .action(async (opts: { host: string; port: number; dataDir?: string; topology?: string; sim: boolean; controlToken?: string; open?: boolean }) => {
+    const engines = opts.topology ? loadTopology(opts.topology) : [];
+    const app = await createApp({ host: opts.host, port: opts.port, dataDir: opts.dataDir ?? defaultDataDir(), sim: opts.sim, engines, controlToken: opts.controlToken });
+    onSignals(app.close);
+    console.log(`Rollgate listening on ${app.url}`);
+    if (opts.open) openInBrowser(app.url);
+  });
+}

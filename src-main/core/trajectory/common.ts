@@ -1,0 +1,28 @@
+// Helpers shared by the builders.
+import type { BuildOptions, Trace, TrajectoryInput } from './types.js';
+
+/** Stable order of a session's completions: seq, then createdAt, then id. */
+export function byTime(a: TrajectoryInput, b: TrajectoryInput): number {
+  return a.seq - b.seq || a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+export function groupBySession<T extends { sessionId: string }>(records: Iterable<T>): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const r of records) {
+    let list = out.get(r.sessionId);
+    if (!list) out.set(r.sessionId, (list = []));
+    list.push(r);
+  }
+  return out;
+}
+
+export function applyReward(traces: Trace[], reward: BuildOptions['reward']): void {
+  if (reward === undefined) return;
+  for (const t of traces) t.reward = typeof reward === 'function' ? reward(t) : reward;
+}
+
+export function checkInput(c: TrajectoryInput): void {
+  if (c.outputLogprobs.length !== c.outputIds.length) {
+    throw new RangeError(`completion ${c.id}: outputLogprobs.length !== outputIds.length`);
+  }
+}

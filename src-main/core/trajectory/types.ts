@@ -1,0 +1,119 @@
+// Training traces (DESIGN §6). Pure data. Token arrays are plain number arrays everywhere in a Trace
+// (they go straight to JSON in the API and the JSONL export).
+import type { CompletionRecord } from '../types.js';
+
+/** The fields of a completion record the builders read. Any CompletionRecord fits. */
+export type TrajectoryInput = Pick<
+  CompletionRecord,
+  'id' | 'sessionId' | 'seq' | 'promptIds' | 'outputIds' | 'outputLogprobs' | 'status' | 'policyVersion' | 'retryOf' | 'createdAt'
+> &
+  Partial<Pick<CompletionRecord, 'finishReason'>>;
+
+export type BuilderName = 'per-request' | 'prefix-merge';
+
+export type BreakReason =
+  | 'prompt-diverged' // the next prompt re-rendered the last turn's output / end of turn differently
+  | 'rewritten-history' // the next prompt changed an earlier turn (e.g. stripped reasoning, edited a message)
+  | 'compaction' // the next prompt is a shortened history (summary, pruned tool results)
+  | 'aborted' // the chain's last attempt was aborted, nothing continued it
+  | 'error' // the chain's last attempt failed, nothing continued it
+  | 'policy-changed' // split on a policy version change (option onPolicyChange: 'split')
+  | 'proof-failed'; // a turn's prompt did not equal the concatenation built so far
+
+/**
+ * Why this trace stopped where it did. Recorded on the trace that ended; `atCompletionId` is the
+ * completion that did not (or could not) continue it, and `tokenIndex` the index into the full token
+ * sequence (promptIds ++ responseIds) — equally into that completion's promptIds — where they diverge.
+ */
+export interface TraceBreak {
+  reason: BreakReason;
+  atCompletionId: string;
+  tokenIndex?: number;
+  /** The trace holding `atCompletionId` (where the conversation went on), when it has one. */
+  continuedIn?: string;
+}
+
+/** How a trace relates to the others of its session. */
+export type TraceOrigin =
+  /** The first prompt extends no earlier completion. */
+  | { kind: 'root'; samePromptAs?: string }
+  /**
+   * The first prompt extends `afterCompletionId` (of trace `fromTraceId`), but that trace went on with a
+   * different completion: a sibling (retry, n>1, parallel sub-agent, a fork of the history).
+   * `tokenIndex` = length of the shared prefix (the parent's prompt + output).
+   */
+  | { kind: 'branch'; fromTraceId: string; afterCompletionId: string; tokenIndex: number; samePromptAs?: string }
+  /** Started because the previous trace was split (policy change or failed proof). */
+  | { kind: 'split'; fromTraceId: string; afterCompletionId: string; reason: 'policy-changed' | 'proof-failed' };
+
+/** One turn of a trace: its engine prompt is full[0:promptLength]; its sampled ids follow. */
+export interface ProofTurn {
+  completionId: string;
+  promptLength: number;
+  outputLength: number;
+}
+
+/**
+ * Checked while building: at every turn boundary, the concatenation built so far equals that turn's
+ * engine promptIds, and each turn's output sits right after its prompt with mask 1.
+ */
+export interface TraceProof {
+  ok: boolean;
+  turns: ProofTurn[];
+}
+
+/** A completion that belongs with this trace but contributed no tokens. */
+export interface SkippedCompletion {
+  completionId: string;
+  reason: 'aborted' | 'error' | 'retried';
+  /** For 'retried': the completion that replaced it. */
+  replacedBy?: string;
+}
+
+export interface Trace {
+  /** Stable: `<sessionId>/<pm|pr>/<first completion id>`. */
+  id: string;
+  sessionId: string;
+  builder: BuilderName;
+  completionIds: string[];
+  /** The first turn's engine prompt. */
+  promptIds: number[];
+  /** Everything after the first prompt: sampled ids (mask 1) and interstitial ids (mask 0). */
+  responseIds: number[];
+  lossMask: number[];
+  /** Real logprobs on mask-1 tokens, 0 on mask-0 tokens. */
+  responseLogprobs: number[];
+  reward: number | null;
+  /** One entry per completion, aligned with completionIds (a chain may span versions). */
+  policyVersions: number[];
+  breaks: TraceBreak[];
+  proof: TraceProof;
+  origin: TraceOrigin;
+  skipped: SkippedCompletion[];
+}
+
+export interface BuildOptions {
+  /** A number or null is broadcast to every trace; a function gives per-trace rewards. */
+  reward?: number | null | ((trace: Trace) => number | null);
+  /**
+   * prefix-merge: what an ok SDK retry does to the ok record it retries (same prompt).
+   * 'separate' (default): both stay, as sibling traces. 'replace': the retried record is dropped and
+   * listed in the retry's trace as skipped {reason:'retried'}.
+   */
+  retries?: 'separate' | 'replace';
+  /** prefix-merge: 'record' (default) lets a chain span versions (see policyVersions); 'split' breaks it. */
+  onPolicyChange?: 'record' | 'split';
+}
+
+/** A non-ok completion that extends no ok completion (so it has no trace to be listed in). */
+export interface UnplacedCompletion {
+  completionId: string;
+  reason: 'aborted' | 'error';
+}
+
+export interface BuildResult {
+  traces: Trace[];
+  unplaced: UnplacedCompletion[];
+  /** Work counters (token comparisons, hash steps): linear in the input's total tokens. */
+  stats: { inputTokens: number; tokenOps: number };
+}

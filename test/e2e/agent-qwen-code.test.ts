@@ -1,0 +1,53 @@
+// The real Qwen Code CLI (pinned) finishes a one-tool-call task through Rollgate and a sim engine.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadTokenizer } from '../../src-main/engines/tokenizer/index.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { installAgent } from './agent-install.js';
+import { runAgent } from './agent-run.js';
+
+const QWEN_CODE_VERSION = '0.24.4';
+let app: TestApp;
+let qwen: string;
+
+beforeAll(async () => {
+  qwen = installAgent('@qwen-code/qwen-code', QWEN_CODE_VERSION, 'qwen');
+  app = await startTestApp({ simSkill: 1 });
+});
+afterAll(async () => { await app?.stop(); });
+
+describe(`qwen-code ${QWEN_CODE_VERSION}`, () => {
+  for (const engine of ['sim-vllm', 'sim-sglang']) {
+    it(`counts the lines of notes.txt with one shell call on ${engine}`, async () => {
+      const session = await app.createSession({ engine, harness: 'qwen-code' });
+      const run = await runAgent({
+        bin: qwen,
+        args: ['-p', 'How many lines are in notes.txt?', '--yolo'],
+        env: { OPENAI_API_KEY: session.key, OPENAI_BASE_URL: session.urls.openai, OPENAI_MODEL: 'Qwen/Qwen3-8B' },
+        files: { 'notes.txt': 'alpha\nbeta\ngamma\n' },
+        homeFiles: { '.qwen/settings.json': JSON.stringify({ security: { auth: { selectedType: 'openai' } }, privacy: { usageStatisticsEnabled: false }, telemetry: { enabled: false }, general: { disableAutoUpdate: true, disableUpdateNag: true } }) },
+        timeoutMs: 180_000,
+      });
+      expect(run.timedOut, run.stderr).toBe(false);
+      expect(run.code, run.stderr + run.stdout).toBe(0);
+      expect(run.stdout).toContain('3');
+
+      const tok = await loadTokenizer();
+      const { completions } = await app.api(`/api/sessions/${session.id}/completions`);
+      const ok = completions.filter((c: any) => c.status === 'ok');
+      expect(ok.length).toBeGreaterThanOrEqual(2);
+      const withCall = ok.find((c: any) => c.response?.message.tool_calls.length);
+      expect(withCall, 'a turn that called the shell tool').toBeTruthy();
+      expect(withCall.response.message.tool_calls[0].function.name).toBe('run_shell_command');
+      const next = ok.find((c: any) => c.seq > withCall.seq);
+      expect(next).toBeTruthy();
+      for (const c of ok) {
+        expect(c.promptIds.length).toBeGreaterThan(0);
+        expect(c.outputIds.length).toBe(c.outputLogprobs.length);
+      }
+      const nextPrompt = tok.decode(next.promptIds);
+      expect(nextPrompt).toContain('<tool_call>');
+      expect(nextPrompt).toContain('run_shell_command');
+      expect(nextPrompt).toMatch(/<tool_response>[\s\S]*3[\s\S]*<\/tool_response>/);
+    });
+  }
+});

@@ -1,0 +1,51 @@
+// Renderer build: src-renderer → dist-renderer, relative asset URLs (works under any path, and when
+// served by Rollgate's own server or loaded by Electron). In dev, /api is proxied to a running
+// `rollgate serve` (ROLLGATE_URL, default http://127.0.0.1:8321).
+import react from '@vitejs/plugin-react';
+import { fileURLToPath } from 'node:url';
+import { defineConfig, type Plugin } from 'vite';
+
+const root = fileURLToPath(new URL('./src-renderer', import.meta.url));
+const outDir = fileURLToPath(new URL('./dist-renderer', import.meta.url));
+
+/** Strict CSP for the built page: no inline script or style, no eval, same-origin connections only. */
+export const RENDERER_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-src 'none'",
+].join('; ');
+
+function cspMeta(): Plugin {
+  return {
+    name: 'rollgate-csp-meta',
+    apply: 'build',
+    transformIndexHtml: () => [
+      { tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: RENDERER_CSP }, injectTo: 'head-prepend' },
+    ],
+  };
+}
+
+export default defineConfig({
+  root,
+  base: './',
+  plugins: [react(), cspMeta()],
+  build: {
+    outDir,
+    emptyOutDir: true,
+    target: 'es2022',
+    sourcemap: true,
+    modulePreload: { polyfill: false },
+  },
+  server: {
+    host: '127.0.0.1',
+    proxy: { '/api': { target: process.env.ROLLGATE_URL ?? 'http://127.0.0.1:8321', changeOrigin: false } },
+  },
+  preview: { host: '127.0.0.1' },
+});
