@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance } from 'fastify';
 import fastifyStatic from '@fastify/static';
-import { registerApi } from './api/routes.js';
+import { registerControlApi } from './api/index.js';
 import { EventBus } from './api/events.js';
 import { closeEnginePools } from './engines/http.js';
 import { EnginePool } from './engines/pool.js';
@@ -76,7 +76,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     let baseUrl = '';
     installErrorHandler(server);
     if (config.controlToken) requireControlToken(server, config.controlToken);
-    await registerApi(server, { store, pool, events, baseUrl: () => baseUrl });
+    await registerControlApi(server, { store, pool, events, baseUrl: () => baseUrl });
     await registerGateway(server, { store, pool, events, turns: new SessionTurnCache() });
     await registerUi(server, config.uiDir ?? DEFAULT_UI_DIR);
 
