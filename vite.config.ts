@@ -4,23 +4,18 @@
 import react from '@vitejs/plugin-react';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin } from 'vite';
+import { CSP } from './src-main/electron/policy.js';
 
 const root = fileURLToPath(new URL('./src-renderer', import.meta.url));
 const outDir = fileURLToPath(new URL('./dist-renderer', import.meta.url));
 
-/** Strict CSP for the built page: no inline script or style, no eval, same-origin connections only. */
-export const RENDERER_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-src 'none'",
-].join('; ');
+/**
+ * Strict CSP for the built page (no inline script or style, no eval, same origin only): the same
+ * policy the Electron shell sets as a header, minus frame-ancestors, which a <meta> cannot carry.
+ */
+export const RENDERER_CSP = CSP.split('; ')
+  .filter((d) => !d.startsWith('frame-ancestors'))
+  .join('; ');
 
 function cspMeta(): Plugin {
   return {

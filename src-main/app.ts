@@ -13,6 +13,7 @@ import type { EngineConfig } from './engines/types.js';
 import { sendDialectError } from './gateway/errors.js';
 import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
 import { SessionTurnCache } from './gateway/session-cache.js';
+import { RolloutManager, type RolloutManagerOptions } from './rollouts/manager.js';
 import { openStore, type Store } from './store/index.js';
 
 export interface AppConfig {
@@ -28,7 +29,10 @@ export interface AppConfig {
   /** Required when binding a non-loopback host. */
   controlToken?: string;
   bodyLimitBytes?: number;
+  healthIntervalMs?: number;
   uiDir?: string;
+  /** Rollout manager knobs: where agent CLIs are installed (default <dataDir>/agents), callback retry policy. */
+  rollouts?: Partial<Pick<RolloutManagerOptions, 'agentsDir' | 'callbackMaxAttempts' | 'callbackBaseDelayMs'>>;
 }
 
 export interface App {
@@ -37,6 +41,7 @@ export interface App {
   store: Store;
   pool: EnginePool;
   events: EventBus;
+  rollouts: RolloutManager;
   close(): Promise<void>;
 }
 
@@ -69,14 +74,18 @@ export async function createApp(config: AppConfig): Promise<App> {
     engines.push(...(config.engines ?? []));
     const pool = new EnginePool(engines);
     closers.push(() => closeEnginePools());
+    pool.startHealthChecks(config.healthIntervalMs ?? 5000);
+    closers.push(async () => pool.stopHealthChecks());
     const events = new EventBus();
 
     const server = Fastify({ bodyLimit: config.bodyLimitBytes ?? 32 * 1024 * 1024, logger: false, forceCloseConnections: true });
     closers.push(() => server.close());
+    const rollouts = new RolloutManager({ store, pool, events, baseUrl: () => baseUrl, dataDir: config.dataDir, ...config.rollouts });
+    closers.push(() => rollouts.close());
     let baseUrl = '';
     installErrorHandler(server);
     if (config.controlToken) requireControlToken(server, config.controlToken);
-    await registerControlApi(server, { store, pool, events, baseUrl: () => baseUrl });
+    await registerControlApi(server, { store, pool, events, baseUrl: () => baseUrl, rollouts });
     await registerGateway(server, { store, pool, events, turns: new SessionTurnCache() });
     await registerUi(server, config.uiDir ?? DEFAULT_UI_DIR);
 
@@ -84,7 +93,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     const addr = server.server.address();
     const port = typeof addr === 'object' && addr ? addr.port : config.port;
     baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-    return { url: baseUrl, server, store, pool, events, close: closeAll };
+    return { url: baseUrl, server, store, pool, events, rollouts, close: closeAll };
   } catch (err) {
     await closeAll();
     throw err;
@@ -109,12 +118,12 @@ function requireControlToken(server: FastifyInstance, token: string): void {
 }
 
 async function registerUi(server: FastifyInstance, uiDir: string): Promise<void> {
-  const csp = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'";
+  const csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'";
   if (!existsSync(join(uiDir, 'index.html'))) {
     server.get('/', async (_req, reply) => reply.type('text/plain').send(`Rollgate is running, but the UI is not built. Run: npm run build:renderer\n`));
     return;
   }
-  await server.register(fastifyStatic, { root: uiDir, prefix: '/', wildcard: false, setHeaders: (res) => { res.header('content-security-policy', csp); } });
+  await server.register(fastifyStatic, { root: uiDir, prefix: '/', wildcard: true, setHeaders: (res) => { res.header('content-security-policy', csp); } });
   server.setNotFoundHandler((req, reply) => {
     if (req.method === 'GET' && !req.url.startsWith('/api/') && !req.url.startsWith('/s/') && !req.url.startsWith('/v1')) {
       return reply.header('content-security-policy', csp).sendFile('index.html');

@@ -3,7 +3,14 @@ import { EventEmitter } from 'node:events';
 
 export type AppEvent =
   | { type: 'session'; id: string; status?: string }
-  | { type: 'completion'; sessionId: string; id: string; status: string };
+  | { type: 'completion'; sessionId: string; id: string; status: string }
+  | { type: 'engines'; paused?: boolean; policyVersion?: number }
+  /** Rollout batch progress (rollouts/manager.ts): counts after each sample; `phase` for install/callback steps. */
+  | {
+    type: 'batch'; id: string; status: string;
+    total?: number; done?: number; running?: number; queued?: number; finished?: number; failed?: number; interrupted?: number;
+    meanReward?: number | null; phase?: string; message?: string;
+  };
 
 export class EventBus {
   private readonly emitter = new EventEmitter();

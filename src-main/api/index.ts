@@ -1,9 +1,17 @@
 // Every control-API module, registered in one place (each module owns its routes).
 import type { FastifyInstance } from 'fastify';
+import { registerEngineRoutes } from './engines.js';
+import { registerBatchesApi } from './batches.js';
 import { registerApi, type ApiDeps } from './routes.js';
+import { registerTraces } from './traces.js';
+import { registerExport } from './export.js';
 
 export type { ApiDeps } from './routes.js';
 
 export async function registerControlApi(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   await registerApi(app, deps);
+  await registerBatchesApi(app, deps);
+  await registerEngineRoutes(app, deps);
+  await registerTraces(app, deps);
+  await registerExport(app, deps);
 }

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { EnginePool } from '../engines/pool.js';
+import type { RolloutManager } from '../rollouts/manager.js';
 import type { Store } from '../store/index.js';
 import type { EventBus } from './events.js';
 import { completionJson, newSession, publicSession, sessionUrls } from './sessions.js';
@@ -12,6 +13,8 @@ export interface ApiDeps {
   pool: EnginePool;
   events: EventBus;
   baseUrl: () => string;
+  /** Batches and harness runs (src-main/rollouts); the batch routes are absent without it. */
+  rollouts?: RolloutManager;
 }
 
 const createSessionBody = z.object({
@@ -31,15 +34,6 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
   const { store, pool, events } = deps;
 
   app.get('/api/health', async () => ({ ok: true, version: VERSION }));
-
-  app.get('/api/engines', async () => ({
-    policyVersion: pool.policyVersion,
-    engines: pool.list().map((e) => ({
-      id: e.config.id, kind: e.config.kind, model: e.config.model, mode: e.config.mode,
-      simulated: e.config.simulated ?? false, paused: false,
-      replicas: e.replicas.map((r) => ({ url: r.url, healthy: r.healthy, inFlight: r.inFlight })),
-    })),
-  }));
 
   app.post('/api/sessions', async (req, reply) => {
     const parsed = createSessionBody.safeParse(req.body ?? {});

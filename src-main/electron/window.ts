@@ -31,6 +31,10 @@ export function openMainWindow(appUrl: string, userDataDir: string, iconPath?: s
   });
   if (state.maximized) win.maximize();
   win.once('ready-to-show', () => win.show());
+  // If the page never paints (server error, load failure), show the window anyway after a moment.
+  setTimeout(() => {
+    if (!win.isDestroyed() && !win.isVisible()) win.show();
+  }, 4000).unref?.();
   secureWebContents(win.webContents, new URL(appUrl).origin);
 
   let timer: ReturnType<typeof setTimeout> | null = null;

@@ -1,40 +1,82 @@
-// Engine pool (DESIGN §4): routing with sticky replicas, in-flight accounting, the policy version.
-import type { EngineAdapter, EngineConfig } from './types.js';
-import { VllmChatAdapter } from './vllm-chat.js';
+// Engine pool (DESIGN §4): sticky least-loaded replicas, health checks with backoff, failover of calls
+// that have not reached the agent, the weight-sync pause gate, and the policy version.
+import type { CanonicalDelta } from '../core/types.js';
+import { readEngineLoad } from './engine-load.js';
+import { EnginePausedError, PauseGate, type PauseMode } from './pause-gate.js';
+import { ReplicaStats } from './replica-stats.js';
 import { SglangTokenAdapter } from './sglang-token.js';
+import { EngineError, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineResult } from './types.js';
+import { VllmChatAdapter } from './vllm-chat.js';
+import { VllmTokenAdapter } from './vllm-token.js';
+
+export { EnginePausedError, type PauseMode } from './pause-gate.js';
 
 export interface ReplicaState {
   url: string;
   healthy: boolean;
   inFlight: number;
   lastCheckedAt: number | null;
+  /** Running + waiting requests the engine itself reported on /metrics (null when unknown). */
+  engineLoad: number | null;
+  failures: number;
+  nextCheckAt: number;
+  stats: ReplicaStats;
 }
 
 export interface PoolEngine {
   config: EngineConfig;
   adapter: EngineAdapter;
   replicas: ReplicaState[];
+  /** Calls moved to another replica after theirs failed before the agent got a byte. */
+  failovers: number;
 }
 
-export interface ReplicaLease {
-  engine: PoolEngine;
-  replica: ReplicaState;
-  release(): void;
+/** The engine stopped this call on purpose (pause with abort); recorded as `aborted`. */
+export class EngineAbortedError extends EngineError {
+  constructor(message: string) {
+    super(message, 503);
+    this.name = 'EngineAbortedError';
+  }
+}
+
+export interface PoolRunInput extends Omit<EngineCallInput, 'replica' | 'signal' | 'dataParallelRank'> {
+  signal: AbortSignal;
+  /** False once bytes have reached the agent: from then on a failed replica cannot be swapped. */
+  canFailover(): boolean;
+}
+
+export interface PoolRun {
+  /** The replica serving the call now (changes on failover). */
+  readonly replica: string;
+  /** performance.now() when the pause gate let the call through (null while queued). */
+  readonly admittedAt: number | null;
+  readonly events: AsyncGenerator<CanonicalDelta, EngineResult, void>;
 }
 
 export function createAdapter(config: EngineConfig): EngineAdapter {
-  if (config.kind === 'vllm') {
-    if (config.mode !== 'chat') throw new Error(`engine ${config.id}: vLLM token mode is not available yet; use mode: chat`);
-    return new VllmChatAdapter(config);
+  if (config.kind === 'vllm') return config.mode === 'token' ? new VllmTokenAdapter(config) : new VllmChatAdapter(config);
+  if (config.kind === 'sglang') {
+    if (config.mode === 'chat') throw new Error(`engine ${config.id}: SGLang 0.5.x returns no token ids in chat mode; use mode: token`);
+    return new SglangTokenAdapter(config);
   }
-  if (config.kind === 'sglang') return new SglangTokenAdapter(config);
   throw new Error(`engine ${(config as EngineConfig).id}: unknown kind ${(config as EngineConfig).kind}`);
+}
+
+const MAX_BACKOFF_MS = 30_000;
+
+function isReplicaFailure(err: unknown): boolean {
+  return err instanceof EngineError && !(err instanceof EnginePausedError) && err.status >= 500;
 }
 
 export class EnginePool {
   private readonly engines = new Map<string, PoolEngine>();
-  private readonly sticky = new Map<string, string>();
+  private readonly sticky = new Map<string, { engineId: string; url: string; rank?: number }>();
+  private readonly inFlight = new Set<AbortController>();
+  private readonly rankCounters = new Map<string, number>();
+  readonly gate = new PauseGate();
   policyVersion = 0;
+  private healthTimer: NodeJS.Timeout | null = null;
+  private healthIntervalMs = 5000;
 
   constructor(configs: EngineConfig[]) {
     for (const config of configs) this.add(config);
@@ -46,38 +88,154 @@ export class EnginePool {
     this.engines.set(config.id, {
       config,
       adapter: createAdapter(config),
-      replicas: config.replicas.map((url) => ({ url, healthy: true, inFlight: 0, lastCheckedAt: null })),
+      replicas: config.replicas.map((url) => ({ url, healthy: true, inFlight: 0, lastCheckedAt: null, engineLoad: null, failures: 0, nextCheckAt: 0, stats: new ReplicaStats() })),
+      failovers: 0,
     });
+  }
+
+  remove(id: string): boolean {
+    for (const [session, s] of this.sticky) if (s.engineId === id) this.sticky.delete(session);
+    return this.engines.delete(id);
   }
 
   list(): PoolEngine[] { return [...this.engines.values()]; }
   get(id: string): PoolEngine | undefined { return this.engines.get(id); }
   get defaultEngineId(): string | undefined { return this.engines.keys().next().value; }
+  get inFlightCount(): number { return this.inFlight.size; }
 
-  /** A session keeps the replica it got first (least-loaded healthy one) while that replica is healthy. */
-  acquire(engineId: string, sessionId: string): ReplicaLease {
-    const engine = this.engines.get(engineId);
-    if (!engine) throw new Error(`unknown engine ${engineId}`);
-    const stickyUrl = this.sticky.get(sessionId);
-    let replica = engine.replicas.find((r) => r.url === stickyUrl && r.healthy);
-    if (!replica) {
-      const candidates = engine.replicas.filter((r) => r.healthy);
-      const pool = candidates.length ? candidates : engine.replicas;
-      replica = pool.reduce((a, b) => (b.inFlight < a.inFlight ? b : a));
-      this.sticky.set(sessionId, replica.url);
+  /** A session keeps the replica it got first (the least-loaded healthy one) while that replica is healthy. */
+  private pick(engine: PoolEngine, sessionId: string, exclude: Set<string>): { replica: ReplicaState; rank?: number } {
+    const stuck = this.sticky.get(sessionId);
+    const current = stuck?.engineId === engine.config.id ? engine.replicas.find((r) => r.url === stuck.url) : undefined;
+    if (current && current.healthy && !exclude.has(current.url)) return { replica: current, rank: stuck!.rank };
+    const open = engine.replicas.filter((r) => !exclude.has(r.url));
+    const healthy = open.filter((r) => r.healthy);
+    const candidates = healthy.length ? healthy : open;
+    if (!candidates.length) throw new EngineError(`no replica of engine ${engine.config.id} is reachable`, 502);
+    const load = (r: ReplicaState) => Math.max(r.inFlight, r.engineLoad ?? 0);
+    const replica = candidates.reduce((a, b) => (load(b) < load(a) ? b : a));
+    const dp = engine.config.dataParallelSize;
+    let rank: number | undefined;
+    if (dp && dp > 1) {
+      const n = this.rankCounters.get(replica.url) ?? 0;
+      this.rankCounters.set(replica.url, n + 1);
+      rank = n % dp;
     }
-    const chosen = replica;
-    chosen.inFlight++;
+    this.sticky.set(sessionId, { engineId: engine.config.id, url: replica.url, rank });
+    return { replica, rank };
+  }
+
+  /** A replica for a non-generation call (scoring, tokenizing), counted as in flight until released. */
+  acquire(engineId: string, sessionId: string): { engine: PoolEngine; replica: ReplicaState; release(): void } {
+    const engine = this.engines.get(engineId);
+    if (!engine) throw new EngineError(`unknown engine ${engineId}`, 404);
+    const { replica } = this.pick(engine, sessionId, new Set());
+    replica.inFlight++;
     let released = false;
-    return { engine, replica: chosen, release: () => { if (!released) { released = true; chosen.inFlight--; } } };
+    return { engine, replica, release: () => { if (!released) { released = true; replica.inFlight--; } } };
+  }
+
+  run(engineId: string, sessionId: string, input: PoolRunInput): PoolRun {
+    const engine = this.engines.get(engineId);
+    if (!engine) throw new EngineError(`unknown engine ${engineId}`, 404);
+    const state = { replica: '', admittedAt: null as number | null };
+    const pool = this;
+    async function* events(): AsyncGenerator<CanonicalDelta, EngineResult, void> {
+      await pool.gate.admit(input.signal);
+      state.admittedAt = performance.now();
+      const tried = new Set<string>();
+      for (;;) {
+        const { replica, rank } = pool.pick(engine!, sessionId, tried);
+        state.replica = replica.url;
+        const controller = new AbortController();
+        const onOuterAbort = () => controller.abort(input.signal.reason);
+        input.signal.addEventListener('abort', onOuterAbort, { once: true });
+        pool.inFlight.add(controller);
+        replica.inFlight++;
+        const started = performance.now();
+        let firstAt: number | null = null;
+        let tokens = 0;
+        let ok = false;
+        try {
+          const gen = engine!.adapter.generate({ ...input, replica: replica.url, signal: controller.signal, dataParallelRank: rank });
+          let step = await gen.next();
+          while (!step.done) {
+            firstAt ??= performance.now();
+            yield step.value;
+            step = await gen.next();
+          }
+          tokens = step.value.promptIds.length + step.value.outputIds.length;
+          ok = true;
+          replica.failures = 0;
+          return step.value;
+        } catch (err) {
+          if (controller.signal.aborted && !input.signal.aborted) throw new EngineAbortedError(String(controller.signal.reason ?? 'aborted: engines paused'));
+          if (input.signal.aborted) throw err;
+          if (isReplicaFailure(err)) {
+            pool.markUnhealthy(replica);
+            tried.add(replica.url);
+            if (input.canFailover() && engine!.replicas.some((r) => !tried.has(r.url) && r.healthy)) { engine!.failovers++; continue; }
+          }
+          throw err;
+        } finally {
+          input.signal.removeEventListener('abort', onOuterAbort);
+          pool.inFlight.delete(controller);
+          replica.inFlight--;
+          replica.stats.observe({ tokens, totalMs: performance.now() - started, ttftMs: firstAt === null ? null : firstAt - started, ok });
+        }
+      }
+    }
+    return { get replica() { return state.replica; }, get admittedAt() { return state.admittedAt; }, events: events() };
+  }
+
+  private markUnhealthy(r: ReplicaState): void {
+    r.healthy = false;
+    r.failures++;
+    // A failed replica is probed again after the check interval, doubling up to 30 s while it stays down.
+    r.nextCheckAt = Date.now() + Math.min(this.healthIntervalMs * 2 ** Math.min(r.failures - 1, 16), MAX_BACKOFF_MS);
+  }
+
+  /** Pause new engine calls; waits up to timeoutMs for in-flight calls to drain (abort mode cancels them). */
+  async pause(mode: PauseMode, timeoutMs = 30_000): Promise<{ mode: PauseMode; inFlightAtPause: number; drained: number; remaining: number }> {
+    this.gate.pause(mode);
+    const inFlightAtPause = this.inFlight.size;
+    if (mode === 'abort') for (const c of this.inFlight) c.abort('aborted: engines paused for a weight update');
+    const deadline = Date.now() + timeoutMs;
+    while (this.inFlight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    const remaining = this.inFlight.size;
+    return { mode, inFlightAtPause, drained: inFlightAtPause - remaining, remaining };
+  }
+
+  resume(): void { this.gate.resume(); }
+
+  /** Checks due replicas: healthy ones every interval, failed ones with backoff; reads load from /metrics. */
+  async checkHealth(force = false): Promise<void> {
+    const now = Date.now();
+    await Promise.all(this.list().flatMap((e) => e.replicas.map(async (r) => {
+      if (!force && !r.healthy && now < r.nextCheckAt) return;
+      const healthy = await e.adapter.health(r.url);
+      r.lastCheckedAt = Date.now();
+      if (healthy) {
+        r.healthy = true;
+        r.failures = 0;
+        r.engineLoad = (await readEngineLoad(e.config.kind, r.url).then((l) => (l ? l.running + l.waiting : null)));
+      } else {
+        this.markUnhealthy(r);
+      }
+    })));
+  }
+
+  startHealthChecks(intervalMs = 5000): void {
+    if (this.healthTimer) return;
+    this.healthIntervalMs = intervalMs;
+    const tick = () => { this.checkHealth().catch(() => undefined).finally(() => { if (this.healthTimer) this.healthTimer = setTimeout(tick, intervalMs).unref(); }); };
+    this.healthTimer = setTimeout(tick, 0).unref();
+  }
+
+  stopHealthChecks(): void {
+    if (this.healthTimer) clearTimeout(this.healthTimer);
+    this.healthTimer = null;
   }
 
   forgetSession(sessionId: string): void { this.sticky.delete(sessionId); }
-
-  async checkHealth(): Promise<void> {
-    await Promise.all(this.list().flatMap((e) => e.replicas.map(async (r) => {
-      r.healthy = await e.adapter.health(r.url);
-      r.lastCheckedAt = Date.now();
-    })));
-  }
 }

@@ -1,14 +1,12 @@
 // SGLang in token mode (DESIGN §4): SGLang 0.5.x's chat endpoint returns no ids, so Rollgate renders
 // the template, calls native /generate with input_ids and parses reasoning and tool calls itself.
-import { randomBytes } from 'node:crypto';
-import type { FinishReason } from '../core/types.js';
-import { DeltaCollector } from '../core/delta-collector.js';
-import { createQwen3StreamParser } from '../core/qwen3/output-parser.js';
+import { contextLength, fitMaxTokens } from './context-room.js';
 import { engineErrorFrom, engineRequest, sseData } from './http.js';
 import { buildTokenPrompt } from './token-prompt.js';
 import { loadTokenizer } from './tokenizer/index.js';
 import { EngineError, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineRun } from './types.js';
 import { TokenAccumulator } from './token-accumulator.js';
+import { DEFAULT_MAX_NEW_TOKENS, TokenModeOutput } from './token-output.js';
 
 interface SglangEvent {
   text?: string;
@@ -22,12 +20,8 @@ interface SglangEvent {
   };
 }
 
-const DEFAULT_MAX_NEW_TOKENS = 8192;
-
-export function sglangFinishReason(raw: { type: string } | null | undefined, hasToolCalls: boolean): FinishReason {
-  if (raw?.type === 'length') return 'length';
-  if (raw?.type === 'abort') return 'abort';
-  return hasToolCalls ? 'tool_calls' : 'stop';
+function engineFinish(raw: { type: string } | null | undefined): 'stop' | 'length' | 'abort' {
+  return raw?.type === 'length' ? 'length' : raw?.type === 'abort' ? 'abort' : 'stop';
 }
 
 export class SglangTokenAdapter implements EngineAdapter {
@@ -48,7 +42,7 @@ export class SglangTokenAdapter implements EngineAdapter {
     const body = {
       input_ids: Array.from(promptIds),
       sampling_params: {
-        max_new_tokens: req.max_tokens ?? DEFAULT_MAX_NEW_TOKENS,
+        max_new_tokens: fitMaxTokens(req.max_tokens ?? DEFAULT_MAX_NEW_TOKENS, promptIds.length, await contextLength(input.replica, input.signal)),
         ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
         ...(req.top_p !== undefined ? { top_p: req.top_p } : {}),
         ...(req.top_k !== undefined ? { top_k: req.top_k } : {}),
@@ -67,8 +61,7 @@ export class SglangTokenAdapter implements EngineAdapter {
     if (res.statusCode !== 200) throw await engineErrorFrom(res);
 
     const acc = new TokenAccumulator();
-    const parser = createQwen3StreamParser({ newToolCallId: () => `call_${randomBytes(12).toString('hex')}` });
-    const collected = new DeltaCollector();
+    const output = new TokenModeOutput(tok, promptIds);
     let text = '';
     let last: SglangEvent['meta_info'];
     for await (const raw of sseData(res)) {
@@ -80,20 +73,19 @@ export class SglangTokenAdapter implements EngineAdapter {
       }
       const full = ev.text ?? text;
       if (full.length > text.length && full.startsWith(text)) {
-        for (const d of parser.push(full.slice(text.length))) { collected.add(d); yield d; }
+        yield* output.push(full.slice(text.length));
       } else if (full !== text) {
         throw new EngineError('SGLang stream is not cumulative; start SGLang without --incremental-streaming-output', 502, true);
       }
       text = full;
     }
-    for (const d of parser.end()) { collected.add(d); yield d; }
+    yield* output.end();
 
     const capture = acc.finish();
-    const message = collected.result();
     return {
       promptIds,
       ...capture,
-      finishReason: sglangFinishReason(last?.finish_reason, message.toolCalls.length > 0),
+      finishReason: output.finishReason(engineFinish(last?.finish_reason)),
       usage: {
         prompt_tokens: last?.prompt_tokens ?? promptIds.length,
         completion_tokens: last?.completion_tokens ?? capture.outputIds.length,
@@ -101,7 +93,7 @@ export class SglangTokenAdapter implements EngineAdapter {
       },
       requestServed: body,
       engineResponseId: last?.id ?? '',
-      ...message,
+      ...output.result(),
     };
   }
 }

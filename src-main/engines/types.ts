@@ -13,6 +13,8 @@ export interface EngineConfig {
   /** 'builtin:qwen3' or a local Hugging Face model folder. */
   tokenizer?: string;
   simulated?: boolean;
+  /** vLLM/SGLang data-parallel ranks behind one URL; sessions get a sticky rank. */
+  dataParallelSize?: number;
 }
 
 export interface EngineCallInput {

@@ -1,6 +1,7 @@
 // vLLM in chat mode (DESIGN §4): the engine templates; ids come back with return_token_ids.
 import type { CanonicalDelta, FinishReason } from '../core/types.js';
 import { DeltaCollector } from '../core/delta-collector.js';
+import { isContextLengthError } from './context-room.js';
 import { engineErrorFrom, engineRequest, sseData } from './http.js';
 import { servedMessage, samplingFields } from './served-messages.js';
 import { EngineError, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineResult, type EngineRun } from './types.js';
@@ -54,10 +55,18 @@ export class VllmChatAdapter implements EngineAdapter {
   }
 
   async *generate(input: EngineCallInput): EngineRun {
-    const body = vllmChatBody(input, this.config.model);
+    let body = vllmChatBody(input, this.config.model);
     const headers = input.dataParallelRank !== undefined ? { 'X-data-parallel-rank': String(input.dataParallelRank) } : undefined;
-    const res = await engineRequest({ baseUrl: input.replica, path: '/v1/chat/completions', body, headers, signal: input.signal });
-    if (res.statusCode !== 200) throw await engineErrorFrom(res);
+    let res = await engineRequest({ baseUrl: input.replica, path: '/v1/chat/completions', body, headers, signal: input.signal });
+    if (res.statusCode !== 200) {
+      const err = await engineErrorFrom(res);
+      if (!isContextLengthError(err) || body.max_tokens === undefined) throw err;
+      // The agent's budget does not fit beside its prompt: without max_tokens vLLM uses the room left.
+      const { max_tokens: _dropped, ...rest } = body;
+      body = rest;
+      res = await engineRequest({ baseUrl: input.replica, path: '/v1/chat/completions', body, headers, signal: input.signal });
+      if (res.statusCode !== 200) throw await engineErrorFrom(res);
+    }
 
     const acc = new TokenAccumulator();
     let promptIds: number[] | null = null;

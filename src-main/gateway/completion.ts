@@ -6,6 +6,7 @@ import type { DialectCodec, ParseContext, StreamEncoder } from '../core/dialects
 import { DialectError } from '../core/dialects/codec.js';
 import { canonicalResponse } from '../core/response.js';
 import type { CanonicalRequest, CompletionRecord, CompletionStatus, SessionRecord } from '../core/types.js';
+import { EngineAbortedError, EnginePausedError } from '../engines/pool.js';
 import { EngineError, type EngineResult } from '../engines/types.js';
 import type { GatewayDeps } from './deps.js';
 import { sendDialectError } from './errors.js';
@@ -15,7 +16,7 @@ interface CallState {
   created: number;
   startedAt: number;
   firstTokenAt: number | null;
-  engineStartedAt: number;
+  admittedAt: () => number | null;
 }
 
 export async function handleCompletion(
@@ -37,7 +38,7 @@ export async function handleCompletion(
   const engineId = session.engineId ?? deps.pool.defaultEngineId;
   if (!engineId || !deps.pool.get(engineId)) return sendDialectError(reply, codec, 503, `engine ${engineId ?? '(none)'} is not configured`);
 
-  const state: CallState = { id: randomBytes(12).toString('hex'), created: Math.floor(Date.now() / 1000), startedAt: performance.now(), firstTokenAt: null, engineStartedAt: 0 };
+  const state: CallState = { id: randomBytes(12).toString('hex'), created: Math.floor(Date.now() / 1000), startedAt: performance.now(), firstTokenAt: null, admittedAt: () => null };
   const bodyHash = createHash('sha256').update(JSON.stringify(req.body)).digest('hex');
   const retryOf = isSdkRetry(req) ? deps.store.completions.findByBodyHash(session.id, bodyHash)?.id ?? null : null;
   const seq = deps.store.completions.reserveSeq(session.id);
@@ -46,22 +47,22 @@ export async function handleCompletion(
   const onClose = () => { if (!reply.raw.writableFinished) abort.abort(); };
   reply.raw.on('close', onClose);
 
-  const lease = deps.pool.acquire(engineId, session.id);
   const base = {
-    id: state.id, sessionId: session.id, seq, dialect: codec.dialect, engineId, replica: lease.replica.url,
+    id: state.id, sessionId: session.id, seq, dialect: codec.dialect, engineId,
     policyVersion: deps.pool.policyVersion, requestReceived: req.body, retryOf, createdAt: Date.now(),
   };
+  let encoder: StreamEncoder | null = null;
+  const poolRun = deps.pool.run(engineId, session.id, {
+    request: canonical, signal: abort.signal, sessionHistory: deps.turns.history(session.id), canFailover: () => encoder === null,
+  });
+  state.admittedAt = () => poolRun.admittedAt;
   const record = (fields: Partial<CompletionRecord> & { status: CompletionStatus }): CompletionRecord => ({
-    ...base, requestServed: null, response: null, finishReason: null, usage: null, error: null,
+    ...base, replica: poolRun.replica, requestServed: null, response: null, finishReason: null, usage: null, error: null,
     promptIds: new Int32Array(0), outputIds: new Int32Array(0), outputLogprobs: new Float32Array(0),
     timings: timings(state), ...fields,
   });
 
-  const run = lease.engine.adapter.generate({
-    request: canonical, replica: lease.replica.url, signal: abort.signal, sessionHistory: deps.turns.history(session.id),
-  });
-  state.engineStartedAt = performance.now();
-  let encoder: StreamEncoder | null = null;
+  const run = poolRun.events;
   try {
     let step = await run.next();
     while (!step.done) {
@@ -88,13 +89,18 @@ export async function handleCompletion(
       reply.code(200).send(codec.encodeResponse(response, context));
     }
   } catch (err) {
-    const aborted = abort.signal.aborted;
+    const clientGone = abort.signal.aborted;
+    if (err instanceof EnginePausedError) {
+      // Refused before reaching an engine: nothing to record, the agent retries after Retry-After.
+      return sendDialectError(reply, codec, 429, err.message, undefined, err.retryAfterSec);
+    }
+    const aborted = clientGone || err instanceof EngineAbortedError;
     const status = err instanceof EngineError ? err.status : 500;
-    const message = err instanceof Error ? err.message : String(err);
-    await deps.store.writer.putCompletion(record({ status: aborted ? 'aborted' : 'error', error: aborted ? 'client disconnected' : message }), { bodyHash })
+    const message = clientGone ? 'client disconnected' : err instanceof Error ? err.message : String(err);
+    await deps.store.writer.putCompletion(record({ status: aborted ? 'aborted' : 'error', error: message }), { bodyHash })
       .catch((e) => req.log.error({ err: e }, 'could not record failed completion'));
     deps.events.emit({ type: 'completion', sessionId: session.id, id: state.id, status: aborted ? 'aborted' : 'error' });
-    if (aborted) { reply.raw.destroy(); return; }
+    if (clientGone) { reply.raw.destroy(); return; }
     if (encoder) {
       write(reply, encoder.error(status >= 400 ? status : 502, message));
       reply.raw.end();
@@ -102,7 +108,6 @@ export async function handleCompletion(
       sendDialectError(reply, codec, status >= 400 && status < 600 ? status : 502, message);
     }
   } finally {
-    lease.release();
     reply.raw.off('close', onClose);
   }
 }
@@ -115,7 +120,7 @@ function isSdkRetry(req: FastifyRequest): boolean {
 function timings(s: CallState) {
   const now = performance.now();
   return {
-    queueMs: Math.max(0, s.engineStartedAt - s.startedAt),
+    queueMs: Math.max(0, (s.admittedAt() ?? now) - s.startedAt),
     ttftMs: s.firstTokenAt === null ? null : s.firstTokenAt - s.startedAt,
     totalMs: now - s.startedAt,
   };

@@ -16,27 +16,30 @@ export interface DialectRoute {
 
 const GEMINI_ACTIONS: Record<string, boolean> = { generateContent: false, streamGenerateContent: true };
 
+function geminiContext(req: FastifyRequest): ParseContext | { error: string } {
+  const modelAction = (req.params as { modelAction: string }).modelAction;
+  const at = modelAction.lastIndexOf(':');
+  const action = at < 0 ? '' : modelAction.slice(at + 1);
+  if (!(action in GEMINI_ACTIONS)) return { error: `unsupported method ${action || '(none)'}; use generateContent or streamGenerateContent` };
+  return { urlModel: modelAction.slice(0, at), urlStream: GEMINI_ACTIONS[action]! };
+}
+
 export const dialectRoutes: DialectRoute[] = [
   { codec: openAIChatCodec as DialectCodec, path: '/v1/chat/completions' },
   { codec: responsesCodec as DialectCodec, path: '/v1/responses' },
   { codec: anthropicCodec as DialectCodec, path: '/v1/messages' },
-  {
+  // Gemini CLI (genai SDK 1.x) calls v1beta; @google/genai 2+ defaults to v1; both are the same surface.
+  ...['v1beta', 'v1', 'v1alpha'].map((version): DialectRoute => ({
     codec: geminiCodec as DialectCodec,
-    path: '/v1beta/models/:modelAction',
-    parseContext(req) {
-      const modelAction = (req.params as { modelAction: string }).modelAction;
-      const at = modelAction.lastIndexOf(':');
-      const action = at < 0 ? '' : modelAction.slice(at + 1);
-      if (!(action in GEMINI_ACTIONS)) return { error: `unsupported method ${action || '(none)'}; use generateContent or streamGenerateContent` };
-      return { urlModel: modelAction.slice(0, at), urlStream: GEMINI_ACTIONS[action]! };
-    },
-  },
+    path: `/${version}/models/:modelAction`,
+    parseContext: geminiContext,
+  })),
 ];
 
 /** The dialect a failed request should be answered in, judged from its URL alone. */
 export function codecForUrl(url: string): DialectCodec {
   const path = url.split('?')[0]!;
-  if (path.includes('/v1beta/')) return geminiCodec as DialectCodec;
+  if (/\/v1(beta|alpha)?\/models\/[^/]+:/.test(path) || path.includes('/v1beta/')) return geminiCodec as DialectCodec;
   if (path.endsWith('/messages') || path.endsWith('/messages/count_tokens')) return anthropicCodec as DialectCodec;
   if (path.endsWith('/responses')) return responsesCodec as DialectCodec;
   return openAIChatCodec as DialectCodec;

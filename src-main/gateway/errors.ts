@@ -2,8 +2,8 @@
 import type { FastifyReply } from 'fastify';
 import type { DialectCodec } from '../core/dialects/codec.js';
 
-export function sendDialectError(reply: FastifyReply, codec: DialectCodec, status: number, message: string, type?: string): void {
+export function sendDialectError(reply: FastifyReply, codec: DialectCodec, status: number, message: string, type?: string, retryAfterSec = 1): void {
   const { status: code, body } = codec.encodeError(status, message, type);
-  if (status === 429) reply.header('retry-after', '1');
+  if (status === 429) reply.header('retry-after', String(retryAfterSec));
   reply.code(code).send(body);
 }

@@ -2,12 +2,17 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { BatchesRepo, SessionRunsRepo } from './batches.js';
 import { CompletionsRepo } from './completions.js';
 import { migrate } from './migrations.js';
 import { SessionsRepo } from './sessions.js';
 import { StoreWriter, type WriterOptions } from './writer.js';
 
 export { CompletionsRepo, type CompletionIterateFilter } from './completions.js';
+export {
+  BatchesRepo, SessionRunsRepo, type BatchRecord, type BatchPatch, type BatchStatus, type BatchCallbackState,
+  type SessionRunRecord, type SessionRunPatch, type RunStatus, type RunOutcome, type EvaluatorVerdict,
+} from './batches.js';
 export { SessionsRepo, type SessionListFilter, type SessionPatch, type SessionSummary } from './sessions.js';
 export { StoreWriter, type PutCompletionOptions, type WriterOptions, type WriterStats } from './writer.js';
 export { MIGRATIONS, migrate, type Migration } from './migrations.js';
@@ -27,6 +32,10 @@ export interface Store {
   readonly db: Database.Database;
   readonly sessions: SessionsRepo;
   readonly completions: CompletionsRepo;
+  /** Rollout batches (written synchronously: a few writes per batch). */
+  readonly batches: BatchesRepo;
+  /** One agent run per rollout session: captured output and the evaluator's verdict. */
+  readonly runs: SessionRunsRepo;
   readonly writer: StoreWriter;
   /** Flushes the writer, then closes the database. Idempotent. */
   close(): Promise<void>;
@@ -60,6 +69,8 @@ export function openStore(opts: OpenStoreOptions): Store {
 
   const sessions = new SessionsRepo(db);
   const completions = new CompletionsRepo(db, openReader);
+  const batches = new BatchesRepo(db);
+  const runs = new SessionRunsRepo(db);
   const writer = new StoreWriter(db, sessions, completions, opts);
   completions.pending = writer;
 
@@ -69,6 +80,8 @@ export function openStore(opts: OpenStoreOptions): Store {
     db,
     sessions,
     completions,
+    batches,
+    runs,
     writer,
     close() {
       closing ??= (async () => {

@@ -64,6 +64,49 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX completions_engine ON completions(engine_id);
     `,
   },
+  {
+    version: 2,
+    name: 'batches-and-session-runs',
+    sql: `
+      CREATE TABLE batches (
+        id            TEXT PRIMARY KEY,
+        status        TEXT NOT NULL,          -- queued | running | completed | cancelled | failed | interrupted
+        spec          TEXT NOT NULL,          -- JSON: dataset, harness, engine, n, concurrency, timeoutMs, …
+        task_ids      TEXT NOT NULL,          -- JSON array, dataset order
+        error         TEXT,
+        callback_url  TEXT,
+        callback      TEXT,                   -- JSON: {status, attempts, lastError?, deliveredAt?}
+        created_at    INTEGER NOT NULL,
+        started_at    INTEGER,
+        finished_at   INTEGER
+      );
+      CREATE INDEX batches_created ON batches(created_at);
+      CREATE INDEX batches_status ON batches(status);
+
+      -- One agent run of a rollout session: captured output (bounded) and the evaluator's verdict.
+      CREATE TABLE session_runs (
+        session_id    TEXT PRIMARY KEY,
+        batch_id      TEXT,
+        status        TEXT NOT NULL,          -- running | done | interrupted
+        pid           INTEGER,
+        run_token     TEXT,                   -- also in the agent's env (ROLLGATE_RUN_ID): proves a pid is ours
+        work_dir      TEXT,
+        outcome       TEXT,                   -- ok | agent_error | timeout | cancelled | start_error
+        exit_code     INTEGER,
+        signal        TEXT,
+        duration_ms   INTEGER,
+        stdout        TEXT,
+        stderr        TEXT,
+        final_answer  TEXT,
+        evaluator     TEXT,                   -- JSON: {type, reward, output, error?}
+        error         TEXT,
+        started_at    INTEGER NOT NULL,
+        finished_at   INTEGER
+      );
+      CREATE INDEX session_runs_batch ON session_runs(batch_id);
+      CREATE INDEX session_runs_status ON session_runs(status);
+    `,
+  },
 ];
 
 /** Applies pending migrations in one IMMEDIATE transaction. Idempotent; returns the versions applied. */

@@ -1,7 +1,7 @@
 // Engines (GET /api/engines). Also used to label simulated engines wherever an engine id appears.
 import { create } from 'zustand';
-import { api } from '../api/client.js';
-import type { Engine } from '../api/types.js';
+import { api } from '../backend/client.js';
+import type { Engine } from '../backend/types.js';
 import { emptyResource, errorText, isAbort, type Resource } from './resource.js';
 
 interface EnginesState extends Resource<Engine[]> {

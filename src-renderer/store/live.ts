@@ -1,7 +1,7 @@
 // Wires /api/events to the stores: refetch what is on screen, debounced so a batch's burst of
 // completions causes one refetch, not hundreds.
 import { create } from 'zustand';
-import { connectEvents, type ConnectionState } from '../api/events.js';
+import { connectEvents, type ConnectionState } from '../backend/events.js';
 import { useSessionDetail } from './sessionDetail.js';
 import { useSessions } from './sessions.js';
 

@@ -1,7 +1,7 @@
 // The session open in the inspector: GET /api/sessions/:id and /completions, refetched on events.
 import { create } from 'zustand';
-import { api } from '../api/client.js';
-import type { Completion, SessionSummary } from '../api/types.js';
+import { api } from '../backend/client.js';
+import type { Completion, SessionSummary } from '../backend/types.js';
 import { errorText, isAbort } from './resource.js';
 
 interface SessionDetailState {

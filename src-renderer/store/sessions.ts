@@ -1,7 +1,7 @@
 // Sessions list (GET /api/sessions), newest first.
 import { create } from 'zustand';
-import { api } from '../api/client.js';
-import type { SessionSummary } from '../api/types.js';
+import { api } from '../backend/client.js';
+import type { SessionSummary } from '../backend/types.js';
 import { emptyResource, errorText, isAbort, type Resource } from './resource.js';
 
 interface SessionsState extends Resource<SessionSummary[]> {

@@ -1,6 +1,6 @@
 // Engines: one card per engine with its replicas' health and load. Polled while on screen.
 import { useEffect } from 'react';
-import type { Engine } from '../api/types.js';
+import type { Engine } from '../backend/types.js';
 import { SimulatedBadge } from '../components/Badges.js';
 import { Empty, ErrorState, Loading } from '../components/States.js';
 import { useEngines } from '../store/engines.js';

@@ -1,6 +1,6 @@
 // Sessions list: newest first, live-updated, filterable, keyboard navigable (↑/↓/Home/End/Enter).
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
-import type { SessionSummary } from '../api/types.js';
+import type { SessionSummary } from '../backend/types.js';
 import { StatusBadge } from '../components/Badges.js';
 import { EngineLabel } from '../components/EngineLabel.js';
 import { Empty, ErrorState, Loading } from '../components/States.js';

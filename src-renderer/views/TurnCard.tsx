@@ -1,7 +1,7 @@
 // One completion (turn) of a session: header with status, timings and token counts; when open, the
 // request as received / as served, the response, and the token view.
 import type { ReactNode } from 'react';
-import type { Completion } from '../api/types.js';
+import type { Completion } from '../backend/types.js';
 import { StatusBadge } from '../components/Badges.js';
 import { EngineLabel } from '../components/EngineLabel.js';
 import { JsonSection } from '../components/JsonSection.js';

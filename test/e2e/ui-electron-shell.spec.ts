@@ -56,7 +56,8 @@ class BrowserWindow extends EventEmitter {
     return Promise.resolve();
   }
   once(ev, fn) { super.once(ev, fn); if (ev === 'ready-to-show') setTimeout(() => this.emit('ready-to-show'), 5); return this; }
-  show() { report({ type: 'show' }); }
+  show() { this.visible = true; report({ type: 'show' }); }
+  isVisible() { return !!this.visible; }
   isDestroyed() { return false; }
   isMaximized() { return false; }
   isFullScreen() { return false; }

@@ -81,7 +81,7 @@ type Handler = (route: Route) => Promise<void> | void;
 
 async function mockApi(page: Page, overrides: Record<string, Handler> = {}) {
   const json = (body: unknown, status = 200) => (route: Route) => route.fulfill({ status, contentType: 'application/json', body: JSON.stringify(body) });
-  const sessions = Array.from({ length: 40 }, (_, i) => session(i));
+  const sessions = Array.from({ length: 5000 }, (_, i) => session(i));
   const handlers: Record<string, Handler> = {
     '/api/events': (route) => route.fulfill({ status: 200, contentType: 'text/event-stream', body: ': connected\n\n' }),
     '/api/engines': json({ engines }),
@@ -136,15 +136,24 @@ test('sessions list: SIMULATED badges, keyboard navigation opens the inspector',
   await page.goto('./');
   const rows = page.locator('.slist [data-session-id]');
   await expect(rows.first()).toBeVisible();
-  // Windowed: far fewer rows in the DOM than sessions... (40 fit on a tall screen, so just check content)
   await expect(rows.first().locator('.badge-sim')).toHaveText('SIMULATED');
+  await expect(page.locator('.view-head')).toContainText('5,000');
+  expect(await rows.count()).toBeLessThan(80); // windowed: 5000 sessions, a screenful of rows
+  await expect(rows.nth(2).locator('.badge-sim')).toHaveCount(0); // vllm-main is a real engine
   await page.screenshot({ path: info.outputPath('sessions-dark.png') });
   await page.locator('.slist').focus();
   await page.keyboard.press('ArrowDown');
   await expect(page.locator(`[data-session-id="${session(1).id}"]`)).toHaveAttribute('aria-selected', 'true');
+  await page.keyboard.press('End');
+  await expect(page.locator(`[data-session-id="${session(4999).id}"]`)).toHaveAttribute('aria-selected', 'true');
+  await page.keyboard.press('Home');
+  await page.keyboard.press('ArrowDown');
   await page.keyboard.press('Enter');
   await expect(page).toHaveURL(new RegExp(`#/sessions/${session(1).id}$`));
   await expect(page.getByRole('heading', { name: /Session/ })).toContainText(session(1).id);
+  // Back to the list: the selection is kept.
+  await page.getByRole('link', { name: '← Sessions' }).click();
+  await expect(page.locator(`[data-session-id="${session(1).id}"]`)).toHaveAttribute('aria-selected', 'true');
   expect(csp).toEqual([]);
 });
 

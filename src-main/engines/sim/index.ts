@@ -22,6 +22,8 @@ export interface SimEngineOptions {
   seed?: number;
   /** 0..1, probability of a right answer. Default 0.8. */
   skill?: number;
+  /** Share of tokens sampled in a non-canonical split (see SimKnobs.nonCanonicalRate). */
+  nonCanonicalRate?: number;
   /** Served model name. Default 'Qwen/Qwen3-8B'. */
   model?: string;
   /** Tokenizer spec. Default 'builtin:qwen3'. */
@@ -56,6 +58,7 @@ export async function startSimEngine(opts: SimEngineOptions): Promise<SimEngine>
     midStreamDropRate: opts.midStreamDropRate ?? 0,
     midStreamErrorRate: opts.midStreamErrorRate ?? 0,
     skill: opts.skill ?? 0.8,
+    nonCanonicalRate: opts.nonCanonicalRate ?? 0,
   };
   const state = new SimState(opts.flavor, opts.seed ?? 0, knobs);
   const model = opts.model ?? 'Qwen/Qwen3-8B';

@@ -2,6 +2,7 @@
 // stop string the way an engine would. Logprobs are not stored: they are a pure function (logprobs.ts).
 import type { ChatTokenizer } from '../tokenizer/index.js';
 import { decide, type PolicyInput } from './policy.js';
+import { unit } from './rng.js';
 
 export interface SampleRequest {
   promptIds: number[];
@@ -11,6 +12,7 @@ export interface SampleRequest {
   variant: number;
   jsonSchema?: PolicyInput['jsonSchema'];
   toolChoice?: unknown;
+  nonCanonicalRate?: number;
 }
 
 export interface Sampled {
@@ -24,7 +26,7 @@ export interface Sampled {
 export function sample(tok: ChatTokenizer, seed: number, skill: number, req: SampleRequest): Sampled {
   const promptText = tok.decode(req.promptIds);
   const { text } = decide({ promptText, seed, skill, variant: req.variant, jsonSchema: req.jsonSchema, toolChoice: req.toolChoice });
-  let ids = [...tok.encode(text), tok.eosTokenId];
+  let ids = [...splitSomeTokens(tok, tok.encode(text), req.nonCanonicalRate ?? 0, seed, req.variant), tok.eosTokenId];
   let finish: Sampled['finish'] = 'stop';
   let matched: Sampled['matched'] = tok.eosTokenId;
   for (const s of req.stop ?? []) {
@@ -42,6 +44,22 @@ export function sample(tok: ChatTokenizer, seed: number, skill: number, req: Sam
     matched = null;
   }
   return { ids, finish, matched, promptText };
+}
+
+/** Replaces some tokens by two shorter ones with the same text (deterministic per seed and position). */
+function splitSomeTokens(tok: ChatTokenizer, ids: number[], rate: number, seed: number, variant: number): number[] {
+  if (rate <= 0) return ids;
+  const out: number[] = [];
+  ids.forEach((id, i) => {
+    const text = tok.isSpecial(id) ? '' : tok.tokenText(id);
+    if (text.length >= 2 && !text.includes('\uFFFD') && unit('split', seed, variant, i, id) < rate) {
+      const cut = Math.floor(text.length / 2);
+      const parts = [...tok.encode(text.slice(0, cut)), ...tok.encode(text.slice(cut))];
+      if (parts.length > 1 && tok.decode(parts) === text) { out.push(...parts); return; }
+    }
+    out.push(id);
+  });
+  return out;
 }
 
 /**

@@ -50,6 +50,7 @@ export async function sglangChat(ctx: SimContext, shared: SglangShared, req: Fas
   ctx.state.noteDpRank(body.data_parallel_rank ?? body.routed_dp_rank ?? req.headers['x-data-parallel-rank']);
   const n = typeof body.n === 'number' && body.n > 1 ? Math.floor(body.n) : 1;
   const samples = Array.from({ length: n }, (_, i) => sample(ctx.tok, ctx.state.seed, ctx.state.knobs.skill, {
+        nonCanonicalRate: ctx.state.knobs.nonCanonicalRate,
     promptIds: p.promptIds, maxTokens: resolveMaxTokens(ctx, p.promptIds.length, maxKey), stop: stopList(body.stop),
     variant: ctx.state.variant(body.seed, i), jsonSchema: jsonSchemaOf(body), toolChoice: body.tool_choice,
   }));

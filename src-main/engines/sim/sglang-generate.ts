@@ -57,6 +57,7 @@ export async function sglangGenerate(ctx: SimContext, shared: SglangShared, req:
     for (let j = 0; j < n; j++) {
       const rid = String(rids?.[pi * n + j] ?? (typeof body.rid === 'string' && ids.length * n === 1 ? body.rid : hex()));
       const s = sample(ctx.tok, ctx.state.seed, ctx.state.knobs.skill, {
+        nonCanonicalRate: ctx.state.knobs.nonCanonicalRate,
         promptIds, maxTokens: resolveMaxTokens(ctx, promptIds.length, maxNew), stop: stopList(sp.stop),
         variant: ctx.state.variant(sp.sampling_seed, j), jsonSchema,
       });

@@ -13,6 +13,11 @@ export interface SimKnobs {
   /** Share of streaming requests that end with an in-stream error event, then [DONE]. */
   midStreamErrorRate: number;
   skill: number;
+  /**
+   * Share of multi-character tokens sampled as two shorter tokens that decode to the same text, as real
+   * models sometimes do. Re-tokenizing such output gives different ids; token mode must not.
+   */
+  nonCanonicalRate: number;
 }
 
 export interface SimStats {

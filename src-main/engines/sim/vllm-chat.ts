@@ -107,6 +107,7 @@ export async function vllmChat(ctx: SimContext, opts: VllmOptions, req: FastifyR
   if (ctx.state.rollFailure()) throw new HttpError(500, 'Simulated engine failure', 'InternalServerError');
   ctx.state.noteDpRank(req.headers['x-data-parallel-rank']);
   const samples = Array.from({ length: n }, (_, i) => sample(ctx.tok, ctx.state.seed, ctx.state.knobs.skill, {
+        nonCanonicalRate: ctx.state.knobs.nonCanonicalRate,
     promptIds: p.promptIds, maxTokens: p.maxTokens, stop: stopList(body.stop), variant: ctx.state.variant(body.seed, i),
     jsonSchema: jsonSchemaOf(body), toolChoice: body.tool_choice,
   }));

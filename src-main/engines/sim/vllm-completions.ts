@@ -47,6 +47,7 @@ export async function vllmCompletions(ctx: SimContext, req: FastifyRequest, repl
   prompts.forEach((promptIds, pi) => {
     for (let j = 0; j < n; j++) {
       const s = sample(ctx.tok, ctx.state.seed, ctx.state.knobs.skill, {
+        nonCanonicalRate: ctx.state.knobs.nonCanonicalRate,
         promptIds, maxTokens: resolveMaxTokens(ctx, promptIds.length, requested), stop: stopList(body.stop),
         variant: ctx.state.variant(body.seed, j), jsonSchema: jsonSchemaOf(body),
       });

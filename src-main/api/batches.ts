@@ -1,0 +1,88 @@
+// Control API for rollouts (DESIGN §7, §11): batches (trainer + GUI), harness presets, manual-session
+// snippets, demo datasets, and a session's run record (agent stdout/stderr, evaluator verdict).
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { getHarness, harnessJson, listHarnesses, manualSnippet } from '../rollouts/harnesses/index.js';
+import { BatchSpecError } from '../rollouts/manager.js';
+import { DatasetError, listDemoDatasets, loadDataset } from '../rollouts/tasks.js';
+import type { ApiDeps } from './routes.js';
+import { sessionUrls } from './sessions.js';
+
+const notFound = (reply: FastifyReply, what: string) => reply.code(404).send({ error: { message: `${what} not found`, type: 'not_found_error' } });
+const badRequest = (reply: FastifyReply, message: string, extra: Record<string, unknown> = {}) =>
+  reply.code(400).send({ error: { message, type: 'invalid_request_error', ...extra } });
+
+export async function registerBatchesApi(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+  const { store, pool } = deps;
+
+  app.get('/api/harnesses', async () => ({ harnesses: listHarnesses().map(harnessJson) }));
+
+  app.get('/api/datasets', async () => ({
+    datasets: listDemoDatasets().map((name) => {
+      try {
+        return { name: `demo:${name}`, tasks: loadDataset(`demo:${name}`).tasks.length };
+      } catch (e) {
+        return { name: `demo:${name}`, tasks: 0, error: (e as Error).message };
+      }
+    }),
+  }));
+
+  // Ready-to-paste env/config for running a harness by hand against an existing session (manual sessions).
+  app.get('/api/harnesses/:name/snippet', async (req, reply) => {
+    const { name } = req.params as { name: string };
+    const q = req.query as { sessionId?: string; command?: string; workDir?: string };
+    const h = getHarness(name);
+    if (!h) return notFound(reply, `harness ${name}`);
+    if (!q.sessionId) return badRequest(reply, 'sessionId is required (create one with POST /api/sessions)');
+    const s = store.sessions.get(q.sessionId);
+    if (!s) return notFound(reply, 'session');
+    const engineId = s.engineId ?? pool.defaultEngineId;
+    const model = (engineId && pool.get(engineId)?.config.model) || 'default';
+    const snippet = manualSnippet(h, {
+      taskId: s.taskId, sessionId: s.id, key: s.key, urls: sessionUrls(deps.baseUrl(), s.key), model,
+      workDir: q.workDir ?? process.cwd(), options: { command: q.command },
+    });
+    return { sessionId: s.id, engine: engineId ?? null, model, ...snippet };
+  });
+
+  app.get('/api/sessions/:id/run', async (req, reply) => {
+    const { id } = req.params as { id: string };
+    if (!store.sessions.get(id)) return notFound(reply, 'session');
+    const run = store.runs.get(id);
+    if (!run) return notFound(reply, 'run (this session was not started by a batch)');
+    return run;
+  });
+
+  const rollouts = deps.rollouts;
+  if (!rollouts) return;
+
+  app.post('/api/batches', async (req, reply) => {
+    try {
+      const { id } = rollouts.submit(req.body ?? {});
+      return reply.code(201).send({ id });
+    } catch (e) {
+      if (e instanceof DatasetError) return badRequest(reply, e.message, { problems: e.problems });
+      if (e instanceof BatchSpecError) return badRequest(reply, e.message);
+      throw e;
+    }
+  });
+
+  app.get('/api/batches', async (req) => {
+    const q = req.query as { limit?: string; offset?: string };
+    return { batches: rollouts.list({ limit: Math.min(Number(q.limit ?? 100) || 100, 1000), offset: Number(q.offset ?? 0) || 0 }) };
+  });
+
+  app.get('/api/batches/:id', async (req, reply) => {
+    const view = rollouts.get((req.params as { id: string }).id);
+    return view ?? notFound(reply, 'batch');
+  });
+
+  app.post('/api/batches/:id/cancel', async (req, reply) => {
+    const { id } = req.params as { id: string };
+    const before = rollouts.get(id);
+    if (!before) return notFound(reply, 'batch');
+    if (!rollouts.isActive(id)) {
+      return reply.code(409).send({ error: { message: `batch ${id} is ${before.status}; only a queued or running batch can be cancelled`, type: 'invalid_request_error' } });
+    }
+    return rollouts.cancel(id);
+  });
+}

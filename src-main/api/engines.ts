@@ -1,0 +1,61 @@
+// Engine panel data and weight-sync control (DESIGN §4, §11).
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { EnginePool, PoolEngine } from '../engines/pool.js';
+import type { ApiDeps } from './routes.js';
+
+const pauseBody = z.object({
+  mode: z.enum(['queue', 'reject', 'abort']).default('queue'),
+  timeoutMs: z.number().int().min(0).max(600_000).default(30_000),
+}).strict();
+
+const policyBody = z.object({ version: z.number().int().min(0) }).strict();
+
+function issues(err: z.ZodError): string {
+  return err.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
+}
+
+export function engineJson(e: PoolEngine, pool: EnginePool) {
+  return {
+    id: e.config.id, kind: e.config.kind, model: e.config.model, mode: e.config.mode,
+    tokenizer: e.config.tokenizer ?? 'builtin:qwen3', simulated: e.config.simulated ?? false,
+    paused: pool.gate.mode !== null, policyVersion: pool.policyVersion, failovers: e.failovers,
+    replicas: e.replicas.map((r) => ({
+      url: r.url, healthy: r.healthy, inFlight: r.inFlight, engineLoad: r.engineLoad, lastCheckedAt: r.lastCheckedAt,
+      ...r.stats.figures(),
+    })),
+  };
+}
+
+export async function registerEngineRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+  const { pool, events } = deps;
+
+  app.get('/api/engines', async () => ({
+    policyVersion: pool.policyVersion,
+    pause: { mode: pool.gate.mode, queued: pool.gate.queued, since: pool.gate.pausedAt },
+    engines: pool.list().map((e) => engineJson(e, pool)),
+  }));
+
+  app.post('/api/engines/pause', async (req, reply) => {
+    const parsed = pauseBody.safeParse(req.body ?? {});
+    if (!parsed.success) return reply.code(400).send({ error: { message: issues(parsed.error), type: 'invalid_request_error' } });
+    const result = await pool.pause(parsed.data.mode, parsed.data.timeoutMs);
+    events.emit({ type: 'engines', paused: true });
+    return { paused: true, ...result };
+  });
+
+  app.post('/api/engines/resume', async () => {
+    const queued = pool.gate.queued;
+    pool.resume();
+    events.emit({ type: 'engines', paused: false });
+    return { paused: false, released: queued };
+  });
+
+  app.post('/api/policy-version', async (req, reply) => {
+    const parsed = policyBody.safeParse(req.body ?? {});
+    if (!parsed.success) return reply.code(400).send({ error: { message: issues(parsed.error), type: 'invalid_request_error' } });
+    pool.policyVersion = parsed.data.version;
+    events.emit({ type: 'engines', policyVersion: pool.policyVersion });
+    return { policyVersion: pool.policyVersion };
+  });
+}

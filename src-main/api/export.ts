@@ -1,0 +1,206 @@
+// Streaming JSONL export (DESIGN §8, §11) in constant memory: completions are read from SQLite one row at
+// a time (ordered by session, then seq), grouped per session, built into traces, encoded, and written
+// with backpressure; only one session's records are held at once. Shared by `GET /api/export` and
+// `rollgate export` (which runs on the data folder directly, no server).
+//
+//   GET /api/export?batch=&engine=&session=&format=train|sft&builder=prefix-merge|per-request&minReward=&maxReward=&messages=1
+//
+// format=train: one DESIGN §8 row per trace (snake_case; `messages` only with messages=1).
+// format=sft: one row per trace with the canonical conversation ending with its last turn; traces whose
+// conversation cannot be recovered are skipped (counted in the progress).
+import { once } from 'node:events';
+import { Readable, type Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { encodeJsonlRow, toSftRow, toTrainRow } from '../core/export/rows.js';
+import { buildSessionTraces, canonicalConversation, rewardInRange, type SessionInfo } from '../core/export/session-traces.js';
+import { BUILDERS } from '../core/trajectory/index.js';
+import type { BuilderName } from '../core/trajectory/types.js';
+import type { CompletionRecord } from '../core/types.js';
+import type { CompletionIterateFilter } from '../store/index.js';
+import type { ApiDeps } from './routes.js';
+
+export type ExportFormat = 'train' | 'sft';
+export const EXPORT_FORMATS: readonly ExportFormat[] = ['train', 'sft'];
+
+export interface ExportOptions {
+  format?: ExportFormat;
+  builder?: BuilderName;
+  batchId?: string;
+  engineId?: string;
+  sessionId?: string;
+  minReward?: number;
+  maxReward?: number;
+  /** Train rows: include the canonical conversation as `messages`. */
+  messages?: boolean;
+}
+
+/** What the export reads: the store's repositories fit. */
+export interface ExportSource {
+  sessions: { get(id: string): SessionInfo | null };
+  completions: { iterateAll(filter?: CompletionIterateFilter): Iterable<CompletionRecord> };
+}
+
+export interface ExportProgress {
+  sessions: number;
+  completions: number;
+  traces: number;
+  /** Lines written. */
+  rows: number;
+  bytes: number;
+  /** Traces left out by the reward range. */
+  filtered: number;
+  /** SFT: traces without a recoverable conversation. */
+  noConversation: number;
+}
+
+export function newProgress(): ExportProgress {
+  return { sessions: 0, completions: 0, traces: 0, rows: 0, bytes: 0, filtered: 0, noConversation: 0 };
+}
+
+/** Consecutive records of the same session (the input is ordered by session). */
+function* bySession(records: Iterable<CompletionRecord>): Generator<CompletionRecord[]> {
+  let current: CompletionRecord[] = [];
+  for (const r of records) {
+    if (current.length > 0 && current[0].sessionId !== r.sessionId) {
+      yield current;
+      current = [];
+    }
+    current.push(r);
+  }
+  if (current.length > 0) yield current;
+}
+
+/** JSONL lines, one per exported trace, produced lazily (pull one line → at most one session is read). */
+export function* exportLines(source: ExportSource, opts: ExportOptions = {}, progress: ExportProgress = newProgress()): Generator<string> {
+  const format = opts.format ?? 'train';
+  const builder = opts.builder ?? 'prefix-merge';
+  const filter: CompletionIterateFilter = {};
+  if (opts.batchId !== undefined) filter.batchId = opts.batchId;
+  if (opts.engineId !== undefined) filter.engineId = opts.engineId;
+  if (opts.sessionId !== undefined) filter.sessionId = opts.sessionId;
+  for (const records of bySession(source.completions.iterateAll(filter))) {
+    progress.sessions++;
+    progress.completions += records.length;
+    const session = source.sessions.get(records[0].sessionId);
+    const built = buildSessionTraces(builder, session, records);
+    const byId = format === 'sft' || opts.messages ? new Map(records.map((r) => [r.id, r])) : null;
+    for (const st of built.traces) {
+      progress.traces++;
+      if (!rewardInRange(st.trace.reward, opts.minReward, opts.maxReward)) {
+        progress.filtered++;
+        continue;
+      }
+      const last = byId?.get(st.trace.completionIds[st.trace.completionIds.length - 1]);
+      const conv = last ? canonicalConversation(last) : null;
+      let line: string;
+      if (format === 'sft') {
+        if (!conv) {
+          progress.noConversation++;
+          continue;
+        }
+        line = encodeJsonlRow(toSftRow(st.trace, { ...st.context, messages: conv.messages, tools: conv.tools }));
+      } else {
+        line = encodeJsonlRow(toTrainRow(st.trace, conv ? { ...st.context, messages: conv.messages } : st.context));
+      }
+      progress.rows++;
+      progress.bytes += Buffer.byteLength(line);
+      yield line;
+    }
+  }
+}
+
+/** Lines joined into chunks of about `chunkBytes` (fewer, larger writes); a chunk never splits a line. */
+export function* chunked(lines: Iterable<string>, chunkBytes = 64 * 1024): Generator<string> {
+  let buf: string[] = [];
+  let size = 0;
+  for (const line of lines) {
+    buf.push(line);
+    size += line.length;
+    if (size >= chunkBytes) {
+      yield buf.join('');
+      buf = [];
+      size = 0;
+    }
+  }
+  if (buf.length) yield buf.join('');
+}
+
+/**
+ * Writes chunks to `out`, waiting for 'drain' whenever it asks to (backpressure). Does not end `out`.
+ * Rejects on a write error (e.g. EPIPE); the chunk generator is closed either way.
+ */
+export async function writeChunks(chunks: Iterable<string>, out: Writable, onChunk?: () => void): Promise<void> {
+  let failure: Error | null = null;
+  const onError = (e: Error) => { failure ??= e; };
+  out.on('error', onError);
+  try {
+    for (const chunk of chunks) {
+      if (failure) throw failure;
+      const more = out.write(chunk);
+      onChunk?.();
+      if (!more && !failure) await once(out, 'drain');
+    }
+    if (failure) throw failure;
+  } finally {
+    out.off('error', onError);
+  }
+}
+
+export function exportFilename(opts: ExportOptions): string {
+  const parts = ['rollgate', opts.batchId ?? opts.sessionId ?? 'all', opts.engineId, opts.format ?? 'train', opts.builder ?? 'prefix-merge']
+    .filter((p): p is string => !!p)
+    .map((p) => p.replace(/[^A-Za-z0-9._-]+/g, '_'));
+  return `${parts.join('-')}.jsonl`;
+}
+
+const num = z.string().trim().min(1).transform((v, ctx) => {
+  const n = Number(v);
+  if (!Number.isFinite(n)) {
+    ctx.addIssue({ code: 'custom', message: 'must be a number' });
+    return z.NEVER;
+  }
+  return n;
+});
+
+const exportQuery = z.object({
+  batch: z.string().min(1).optional(),
+  engine: z.string().min(1).optional(),
+  session: z.string().min(1).optional(),
+  format: z.enum(EXPORT_FORMATS as [ExportFormat, ...ExportFormat[]]).default('train'),
+  builder: z.enum(BUILDERS as [BuilderName, ...BuilderName[]]).default('prefix-merge'),
+  minReward: num.optional(),
+  maxReward: num.optional(),
+  messages: z.enum(['0', '1', 'true', 'false']).optional(),
+});
+
+export function parseExportQuery(query: unknown): { ok: true; opts: ExportOptions } | { ok: false; message: string } {
+  const q = exportQuery.safeParse(query ?? {});
+  if (!q.success) return { ok: false, message: q.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; ') };
+  const d = q.data;
+  if (d.minReward !== undefined && d.maxReward !== undefined && d.minReward > d.maxReward) return { ok: false, message: 'minReward is greater than maxReward' };
+  return {
+    ok: true,
+    opts: {
+      format: d.format, builder: d.builder, batchId: d.batch, engineId: d.engine, sessionId: d.session,
+      minReward: d.minReward, maxReward: d.maxReward, messages: d.messages === '1' || d.messages === 'true',
+    },
+  };
+}
+
+export async function registerExport(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+  const { store } = deps;
+  app.get('/api/export', async (req, reply) => {
+    const parsed = parseExportQuery(req.query);
+    if (!parsed.ok) return reply.code(400).send({ error: { message: parsed.message, type: 'invalid_request_error' } });
+    const opts = parsed.opts;
+    // Readable.from pulls the generator only as fast as the socket drains; a client that goes away
+    // destroys the stream, which closes the generator and with it the SQLite read cursor.
+    const body = Readable.from(chunked(exportLines(store, opts)), { objectMode: false, highWaterMark: 64 * 1024 });
+    return reply
+      .header('content-type', 'application/x-ndjson; charset=utf-8')
+      .header('content-disposition', `attachment; filename="${exportFilename(opts)}"`)
+      .header('cache-control', 'no-store')
+      .send(body);
+  });
+}

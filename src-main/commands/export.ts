@@ -1,0 +1,117 @@
+// `rollgate export`: streams training JSONL from the data folder (DESIGN §8, §11). Works on the SQLite
+// file directly (no server needed; a running server may keep writing meanwhile: WAL + a read cursor).
+import { once } from 'node:events';
+import { createWriteStream, existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { InvalidArgumentError, type Command } from 'commander';
+import { chunked, EXPORT_FORMATS, exportLines, newProgress, writeChunks, type ExportFormat, type ExportOptions, type ExportProgress } from '../api/export.js';
+import { BUILDERS } from '../core/trajectory/index.js';
+import type { BuilderName } from '../core/trajectory/types.js';
+import { defaultDataDir } from '../data-dir.js';
+import { DB_FILENAME, openStore } from '../store/index.js';
+
+export interface ExportCommandOptions {
+  batch?: string;
+  engine?: string;
+  session?: string;
+  format: ExportFormat;
+  builder: BuilderName;
+  minReward?: number;
+  maxReward?: number;
+  messages?: boolean;
+  out?: string;
+  dataDir?: string;
+  progress?: boolean;
+}
+
+function oneOf<T extends string>(name: string, allowed: readonly T[]) {
+  return (v: string): T => {
+    if (!(allowed as readonly string[]).includes(v)) throw new InvalidArgumentError(`${name} must be one of ${allowed.join(', ')}`);
+    return v as T;
+  };
+}
+
+function finite(v: string): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError('must be a number');
+  return n;
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(1)} MB`;
+}
+
+function progressLine(p: ExportProgress): string {
+  const extra = [p.filtered ? `${p.filtered} outside the reward range` : '', p.noConversation ? `${p.noConversation} without a conversation` : '']
+    .filter(Boolean).join(', ');
+  return `exported ${p.rows} traces from ${p.sessions} sessions (${p.completions} completions, ${mb(p.bytes)})${extra ? `; skipped ${extra}` : ''}`;
+}
+
+/** Runs an export; resolves with the final counts. Writes to `opts.out`, else to `stdout`. */
+export async function runExport(opts: ExportCommandOptions, io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream } = process): Promise<ExportProgress> {
+  if (opts.minReward !== undefined && opts.maxReward !== undefined && opts.minReward > opts.maxReward) {
+    throw new Error('--min-reward is greater than --max-reward');
+  }
+  const dataDir = resolve(opts.dataDir ?? defaultDataDir());
+  if (!existsSync(join(dataDir, DB_FILENAME))) throw new Error(`no Rollgate data in ${dataDir} (expected ${DB_FILENAME}); pass --data-dir`);
+  const store = openStore({ dataDir });
+  const progress = newProgress();
+  const exportOpts: ExportOptions = {
+    format: opts.format, builder: opts.builder, batchId: opts.batch, engineId: opts.engine, sessionId: opts.session,
+    minReward: opts.minReward, maxReward: opts.maxReward, messages: opts.messages,
+  };
+  const toFile = opts.out !== undefined && opts.out !== '-';
+  const showProgress = toFile && opts.progress !== false;
+  let lastShown = 0;
+  const show = (final: boolean) => {
+    const now = Date.now();
+    if (!final && now - lastShown < 250) return;
+    lastShown = now;
+    io.stderr.write(`\r${progressLine(progress)}${final ? '\n' : ''}`);
+  };
+  try {
+    const chunks = chunked(exportLines(store, exportOpts, progress));
+    if (toFile) {
+      const file = createWriteStream(resolve(opts.out!));
+      try {
+        await once(file, 'open');
+        await writeChunks(chunks, file, showProgress ? () => show(false) : undefined);
+      } finally {
+        file.end();
+        await finished(file).catch(() => undefined);
+      }
+      if (showProgress) show(true);
+    } else {
+      try {
+        await writeChunks(chunks, io.stdout as Writable);
+      } catch (e) {
+        // The reader went away (`rollgate export | head`): stop quietly, like other Unix tools.
+        if ((e as NodeJS.ErrnoException).code !== 'EPIPE') throw e;
+      }
+    }
+  } finally {
+    await store.close();
+  }
+  return progress;
+}
+
+export function registerExport(program: Command): void {
+  program.command('export')
+  .description('stream training traces as JSONL (train or SFT format) from the data folder')
+  .option('--batch <id>', 'only sessions of this batch')
+  .option('--engine <id>', 'only completions served by this engine')
+  .option('--session <id>', 'only this session')
+  .option('--format <format>', `row format: ${EXPORT_FORMATS.join(' | ')}`, oneOf('--format', EXPORT_FORMATS), 'train')
+  .option('--builder <builder>', `trace builder: ${BUILDERS.join(' | ')}`, oneOf('--builder', BUILDERS), 'prefix-merge')
+  .option('--min-reward <r>', 'only traces with reward ≥ r', finite)
+  .option('--max-reward <r>', 'only traces with reward ≤ r', finite)
+  .option('--messages', 'train format: include the conversation as messages')
+  .option('--out <file>', 'write to FILE (default: stdout)')
+  .option('--no-progress', 'no progress line on stderr when writing to a file')
+  .option('--data-dir <dir>', 'data folder (default: $ROLLGATE_DATA_DIR, else the app-data folder)')
+  .action(async (opts: ExportCommandOptions) => {
+    await runExport(opts);
+  });
+}

@@ -1,0 +1,154 @@
+// A session's traces with everything the API and the export need around them (DESIGN §6, §8): rewards
+// (outcome reward broadcast, or per-trace rewards), group ids for GRPO-style trainers, the engine, and
+// the canonical conversation of a trace's last turn (SFT rows). Pure: records and the session in, data out.
+import { anthropicCodec } from '../dialects/anthropic.js';
+import type { DialectCodec } from '../dialects/codec.js';
+import { geminiCodec } from '../dialects/gemini.js';
+import { openAIChatCodec } from '../dialects/openai-chat.js';
+import { responsesCodec } from '../dialects/responses.js';
+import { buildTraces } from '../trajectory/index.js';
+import type { BuildOptions, BuildResult, BuilderName, Trace } from '../trajectory/types.js';
+import type { CompletionRecord, ChatMessage, Dialect, FunctionTool, SessionRecord } from '../types.js';
+import { assistantMessage, type TraceContext } from './rows.js';
+
+/** Where a trace's reward came from. */
+export type RewardSource = 'trace' | 'session' | null;
+
+/** The session fields the builders' surroundings read (a SessionRecord fits; a future `sampleIndex` column too). */
+export type SessionInfo = Pick<SessionRecord, 'id' | 'engineId' | 'harness' | 'taskId' | 'batchId' | 'metadata' | 'status' | 'reward'> & {
+  sampleIndex?: number | null;
+};
+
+export interface SessionTrace {
+  trace: Trace;
+  context: TraceContext;
+  rewardSource: RewardSource;
+}
+
+export interface SessionTracesResult {
+  traces: SessionTrace[];
+  unplaced: BuildResult['unplaced'];
+  stats: BuildResult['stats'];
+}
+
+export type SessionBuildOptions = Pick<BuildOptions, 'retries' | 'onPolicyChange'>;
+
+/**
+ * Per-trace rewards: `session.metadata.traceRewards`, an object whose keys are trace ids or completion ids
+ * and whose values are numbers (or null). A trace takes the entry of its own id, else of its last
+ * completion, else of its other completions (latest first). Completion-id keys work for every builder
+ * (trace ids depend on the builder). Traces without an entry fall back to the session's outcome reward.
+ */
+export function traceRewardsOf(session: Pick<SessionInfo, 'metadata'>): Map<string, number | null> | null {
+  const raw = session.metadata?.traceRewards;
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return null;
+  const out = new Map<string, number | null>();
+  for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
+    if (v === null) out.set(k, null);
+    else if (typeof v === 'number' && Number.isFinite(v)) out.set(k, v);
+  }
+  return out;
+}
+
+export function rewardOf(trace: Pick<Trace, 'id' | 'completionIds'>, session: Pick<SessionInfo, 'reward' | 'metadata'>,
+  perTrace: Map<string, number | null> | null = traceRewardsOf(session)): { reward: number | null; source: RewardSource } {
+  if (perTrace) {
+    if (perTrace.has(trace.id)) return { reward: perTrace.get(trace.id)!, source: 'trace' };
+    for (let i = trace.completionIds.length - 1; i >= 0; i--) {
+      const id = trace.completionIds[i];
+      if (perTrace.has(id)) return { reward: perTrace.get(id)!, source: 'trace' };
+    }
+  }
+  const r = session.reward;
+  return typeof r === 'number' && Number.isFinite(r) ? { reward: r, source: 'session' } : { reward: null, source: null };
+}
+
+function sampleIndexOf(session: SessionInfo): number | null {
+  const v = session.sampleIndex ?? session.metadata?.sampleIndex;
+  return typeof v === 'number' && Number.isInteger(v) ? v : null;
+}
+
+/** GRPO group: samples of the same task in the same batch. */
+export function groupIdOf(session: Pick<SessionInfo, 'batchId' | 'taskId'>): string | null {
+  return session.batchId && session.taskId ? `${session.batchId}:${session.taskId}` : null;
+}
+
+/** Session metadata for export rows, minus what is already a column (traceRewards, sampleIndex). */
+function rowMetadata(session: SessionInfo, rewardSource: RewardSource): Record<string, unknown> {
+  const { traceRewards: _tr, sampleIndex: _si, ...rest } = session.metadata ?? {};
+  return { ...rest, harness: session.harness, session_status: session.status, reward_source: rewardSource };
+}
+
+/**
+ * Builds a session's traces and their surroundings. `records` are the session's completions (any
+ * order); `session` may be null when the session row is gone (rewards and task fields are then null).
+ */
+export function buildSessionTraces(
+  builder: BuilderName, session: SessionInfo | null, records: readonly CompletionRecord[], opts: SessionBuildOptions = {},
+): SessionTracesResult {
+  const result = buildTraces(builder, records, { retries: opts.retries, onPolicyChange: opts.onPolicyChange });
+  const engineOf = new Map<string, string>();
+  for (const r of records) engineOf.set(r.id, r.engineId);
+  const perTrace = session ? traceRewardsOf(session) : null;
+  const traces = result.traces.map((trace): SessionTrace => {
+    const { reward, source } = session ? rewardOf(trace, session, perTrace) : { reward: null, source: null as RewardSource };
+    trace.reward = reward;
+    const engine = engineOf.get(trace.completionIds[trace.completionIds.length - 1]) ?? session?.engineId ?? null;
+    const context: TraceContext = {
+      taskId: session?.taskId ?? null,
+      batchId: session?.batchId ?? null,
+      groupId: session ? groupIdOf(session) : null,
+      sampleIndex: session ? sampleIndexOf(session) : null,
+      engine,
+      metadata: session ? rowMetadata(session, source) : { reward_source: null },
+    };
+    return { trace, context, rewardSource: source };
+  });
+  return { traces, unplaced: result.unplaced, stats: result.stats };
+}
+
+/** True when a reward passes [min, max]; with either bound set, a missing reward never passes. */
+export function rewardInRange(reward: number | null, min?: number, max?: number): boolean {
+  if (min === undefined && max === undefined) return true;
+  if (reward === null) return false;
+  return (min === undefined || reward >= min) && (max === undefined || reward <= max);
+}
+
+const CODECS: Record<Dialect, DialectCodec> = {
+  'openai-chat': openAIChatCodec as DialectCodec,
+  'openai-responses': responsesCodec as DialectCodec,
+  anthropic: anthropicCodec as DialectCodec,
+  gemini: geminiCodec as DialectCodec,
+};
+
+function chatMessages(body: unknown): { messages: ChatMessage[]; tools?: FunctionTool[] } | null {
+  if (!body || typeof body !== 'object') return null;
+  const b = body as { messages?: unknown; tools?: unknown };
+  if (!Array.isArray(b.messages)) return null;
+  return { messages: b.messages as ChatMessage[], tools: Array.isArray(b.tools) && b.tools.length ? (b.tools as FunctionTool[]) : undefined };
+}
+
+/**
+ * The canonical (OpenAI chat) conversation of one completion, ending with its assistant turn:
+ * - chat mode: the messages the engine was served (`requestServed.messages`, what the model saw);
+ * - token mode / other dialects: the agent's request (`requestReceived`) parsed by its dialect codec,
+ *   i.e. the canonical request the gateway rendered the prompt from.
+ * Null when there is no response or the request cannot be parsed.
+ */
+export function canonicalConversation(rec: Pick<CompletionRecord, 'dialect' | 'requestServed' | 'requestReceived' | 'response'>):
+  { messages: ChatMessage[]; tools?: FunctionTool[] } | null {
+  if (!rec.response) return null;
+  let req = chatMessages(rec.requestServed);
+  if (!req) {
+    const codec = CODECS[rec.dialect];
+    if (!codec || rec.requestReceived == null) return null;
+    try {
+      const body = rec.requestReceived as { model?: unknown };
+      const { canonical } = codec.parseRequest(rec.requestReceived, rec.dialect === 'gemini' && typeof body.model !== 'string' ? { urlModel: 'unknown' } : {});
+      req = { messages: canonical.messages, tools: canonical.tools?.length ? canonical.tools : undefined };
+    } catch {
+      return null;
+    }
+  }
+  return { messages: [...req.messages, assistantMessage(rec.response.message)], tools: req.tools };
+}

@@ -1,0 +1,485 @@
+// The rollout manager (DESIGN §7): batches = tasks × harness × engine × n samples, run with a
+// concurrency limit. Each sample is a session (group id `${batchId}:${taskId}`, `sampleIndex` in its
+// metadata) run by the local runtime, scored by its evaluator, finished through the store writer.
+// Progress goes to the event bus; the result goes to the optional callbackUrl. After a crash, the next
+// start marks running batches `interrupted` (sessions are already marked by the store) and kills
+// leftover agent process groups it can prove are its own.
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { SessionRecord } from '../core/types.js';
+import type { EnginePool } from '../engines/pool.js';
+import type { EventBus } from '../api/events.js';
+import { newSession, sessionUrls } from '../api/sessions.js';
+import type { BatchRecord, BatchStatus, Store } from '../store/index.js';
+import { deliverCallback } from './callback.js';
+import { evaluate, evaluatorFor } from './evaluators.js';
+import { getHarness, listHarnesses, sessionEnv, type Harness, type HarnessContext, type HarnessOptions } from './harnesses/index.js';
+import { installAgent, type InstallProgress } from './install.js';
+import { buildBatchView, type BatchView } from './results.js';
+import { baseEnv, killGroup, prepareRunDirs, runProcess, type ProcessResult } from './runtime.js';
+import { DatasetError, evaluatorSpec, loadDataset, validateTasks, type EvaluatorSpec, type Task } from './tasks.js';
+
+export class BatchSpecError extends Error {
+  readonly statusCode = 400;
+  constructor(message: string) {
+    super(message);
+    this.name = 'BatchSpecError';
+  }
+}
+
+export const batchSpecSchema = z.object({
+  dataset: z.string().min(1).optional(),
+  tasks: z.array(z.unknown()).min(1).optional(),
+  harness: z.string().min(1),
+  engine: z.string().min(1).optional(),
+  n: z.number().int().min(1).max(10_000).default(1),
+  concurrency: z.number().int().min(1).max(1024).default(4),
+  callbackUrl: z.url({ protocol: /^https?$/ }).optional(),
+  timeoutMs: z.number().int().positive().optional(),
+  /** The `command` harness's command line. */
+  command: z.string().min(1).optional(),
+  /** builtin agent turn limit. */
+  maxTurns: z.number().int().positive().optional(),
+  /** Extra argv for a CLI agent. */
+  extraArgs: z.array(z.string()).optional(),
+  /** Overrides each task's default evaluator. */
+  evaluator: evaluatorSpec.optional(),
+  /** Keep each run's work folder and HOME under <dataDir>/runs/ (default: removed after scoring). */
+  keepWorkDirs: z.boolean().optional(),
+  name: z.string().max(200).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+}).strict();
+export type BatchSpecInput = z.input<typeof batchSpecSchema>;
+
+export interface RolloutManagerOptions {
+  store: Store;
+  pool: EnginePool;
+  events: EventBus;
+  baseUrl: () => string;
+  dataDir: string;
+  /** Where agent CLIs are installed (default `<dataDir>/agents`). */
+  agentsDir?: string;
+  /** Callback retry policy (tests shorten it). */
+  callbackMaxAttempts?: number;
+  callbackBaseDelayMs?: number;
+  /** Base folder for dataset file paths given to the API (default: process cwd). */
+  cwd?: string;
+}
+
+interface Job { task: Task; sampleIndex: number }
+
+interface ActiveBatch {
+  record: BatchRecord;
+  tasks: Task[];
+  harness: Harness;
+  options: HarnessOptions;
+  engineId: string;
+  model: string;
+  timeoutMs: number;
+  evaluator: EvaluatorSpec | null;
+  keepWorkDirs: boolean;
+  abort: AbortController;
+  running: Map<string, number | null>;
+  done: Promise<void>;
+}
+
+const RUN_OUTPUT_BYTES = 64 * 1024;
+
+function zodMessage(err: z.ZodError): string {
+  return err.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
+}
+
+export class RolloutManager {
+  private readonly active = new Map<string, ActiveBatch>();
+  private readonly callbacks = new Set<Promise<unknown>>();
+  private readonly closeSignal = new AbortController();
+  private closed = false;
+  readonly agentsDir: string;
+  readonly runsDir: string;
+  /** Batches interrupted by the previous process (found at start-up). */
+  readonly recovered: { batches: number; runs: number; killedProcesses: number };
+
+  constructor(private readonly opts: RolloutManagerOptions) {
+    this.agentsDir = opts.agentsDir ?? process.env.ROLLGATE_AGENTS_DIR ?? join(opts.dataDir, 'agents');
+    this.runsDir = join(opts.dataDir, 'runs');
+    this.recovered = this.recover();
+  }
+
+  // ---- start-up recovery ----
+
+  private recover(): { batches: number; runs: number; killedProcesses: number } {
+    const { store } = this.opts;
+    const leftovers = store.runs.listRunning();
+    const killed = killLeftoverProcesses(leftovers.map((r) => r.runToken).filter((t): t is string => !!t));
+    const runs = store.runs.markUnfinishedInterrupted();
+    const batches = store.batches.markUnfinishedInterrupted();
+    // Callbacks that were still being delivered when the previous process stopped.
+    for (const b of store.batches.list()) {
+      if (b.callbackUrl && b.callback?.status === 'pending' && b.status !== 'queued' && b.status !== 'running') this.sendCallback(b.id);
+    }
+    return { batches, runs, killedProcesses: killed };
+  }
+
+  // ---- API ----
+
+  /** Validates and starts a batch. Throws BatchSpecError (or DatasetError) on a bad spec: nothing is created. */
+  submit(body: unknown): { id: string } {
+    if (this.closed) throw new Error('Rollgate is shutting down');
+    const raw = body && typeof body === 'object' && !Array.isArray(body) ? { ...(body as Record<string, unknown>) } : body;
+    if (raw && typeof raw === 'object' && 'callback_url' in raw) {
+      const r = raw as Record<string, unknown>;
+      r.callbackUrl ??= r.callback_url;
+      delete r.callback_url;
+    }
+    const parsed = batchSpecSchema.safeParse(raw ?? {});
+    if (!parsed.success) throw new BatchSpecError(zodMessage(parsed.error));
+    const spec = parsed.data;
+    if (!!spec.dataset === !!spec.tasks) throw new BatchSpecError('give exactly one of "dataset" (a JSONL path or demo:NAME) and "tasks" (an array)');
+
+    const harness = getHarness(spec.harness);
+    if (!harness) throw new BatchSpecError(`unknown harness "${spec.harness}"; known: ${listHarnesses().map((h) => h.name).join(', ')}`);
+    const options: HarnessOptions = { command: spec.command, maxTurns: spec.maxTurns, extraArgs: spec.extraArgs };
+    const invalid = harness.validate?.(options);
+    if (invalid) throw new BatchSpecError(invalid);
+
+    const engineId = spec.engine ?? this.opts.pool.defaultEngineId;
+    const engine = engineId ? this.opts.pool.get(engineId) : undefined;
+    if (!engineId || !engine) {
+      throw new BatchSpecError(`unknown engine ${engineId ?? '(none configured)'}; known: ${this.opts.pool.list().map((e) => e.config.id).join(', ') || '(none)'}`);
+    }
+
+    let tasks: Task[];
+    let datasetName: string;
+    if (spec.dataset) {
+      const ds = loadDataset(spec.dataset, this.opts.cwd);
+      tasks = ds.tasks;
+      datasetName = ds.name;
+    } else {
+      tasks = validateTasks(spec.tasks!, 'tasks', (i) => `tasks[${i}]`);
+      datasetName = 'inline';
+    }
+
+    const id = `bat_${randomBytes(8).toString('hex')}`;
+    const timeoutMs = spec.timeoutMs ?? harness.defaultTimeoutMs;
+    const record: BatchRecord = {
+      id,
+      status: 'queued',
+      spec: {
+        dataset: datasetName, harness: harness.name, engine: engineId, model: engine.config.model, n: spec.n,
+        concurrency: spec.concurrency, timeoutMs, simulated: engine.config.simulated ?? false,
+        ...(spec.command ? { command: spec.command } : {}),
+        ...(spec.maxTurns ? { maxTurns: spec.maxTurns } : {}),
+        ...(spec.extraArgs ? { extraArgs: spec.extraArgs } : {}),
+        ...(spec.evaluator ? { evaluator: spec.evaluator } : {}),
+        ...(spec.name ? { name: spec.name } : {}),
+        ...(spec.metadata ? { metadata: spec.metadata } : {}),
+        ...(harness.agent ? { agent: `${harness.agent.package}@${harness.agent.version}` } : {}),
+      },
+      taskIds: tasks.map((t) => t.id),
+      error: null,
+      callbackUrl: spec.callbackUrl ?? null,
+      callback: spec.callbackUrl ? { status: 'pending', attempts: 0 } : null,
+      createdAt: Date.now(),
+      startedAt: null,
+      finishedAt: null,
+    };
+    this.opts.store.batches.create(record);
+    const active: ActiveBatch = {
+      record, tasks, harness, options, engineId, model: engine.config.model, timeoutMs,
+      evaluator: spec.evaluator ?? null, keepWorkDirs: spec.keepWorkDirs ?? false,
+      abort: new AbortController(), running: new Map(), done: Promise.resolve(),
+    };
+    this.active.set(id, active);
+    this.emitBatch(id, 'queued');
+    active.done = this.runBatch(active, spec.concurrency, spec.n).catch((err: Error) => {
+      // runBatch handles its own errors; this is a last resort so a batch never stays `running`.
+      if (!this.closed) this.finishBatch(active, 'failed', `internal error: ${err.message}`);
+    }).finally(() => this.active.delete(id));
+    return { id };
+  }
+
+  get(id: string): BatchView | null {
+    const { store } = this.opts;
+    const batch = store.batches.get(id);
+    if (!batch) return null;
+    return buildBatchView(batch, store.sessions.list({ batchId: id }), store.runs.listByBatch(id));
+  }
+
+  list(opts: { limit?: number; offset?: number } = {}): Array<Omit<BatchView, 'tasks'>> {
+    return this.opts.store.batches.list(opts).map((b) => {
+      const { tasks: _tasks, ...rest } = this.get(b.id)!;
+      return rest;
+    });
+  }
+
+  /** Cancels a queued or running batch: no new samples start, running agents are killed. */
+  async cancel(id: string): Promise<BatchView | null> {
+    const active = this.active.get(id);
+    if (active && !active.abort.signal.aborted) {
+      active.abort.abort();
+      this.emitBatch(id, 'cancelling');
+      await Promise.race([active.done, new Promise((r) => setTimeout(r, 10_000))]);
+    }
+    return this.get(id);
+  }
+
+  /** Resolves with the batch's final view once it has ended (immediately for an ended batch). */
+  async wait(id: string): Promise<BatchView | null> {
+    await this.active.get(id)?.done;
+    return this.get(id);
+  }
+
+  isActive(id: string): boolean {
+    return this.active.has(id);
+  }
+
+  /**
+   * Shutdown: kill every running agent; batches still running become `interrupted` (the same state a
+   * crash leaves, made explicit now), and so do their unfinished sessions.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.closeSignal.abort();
+    const batches = [...this.active.values()];
+    for (const b of batches) b.abort.abort();
+    await Promise.race([Promise.allSettled(batches.map((b) => b.done)), new Promise((r) => setTimeout(r, 5000))]);
+    const { store } = this.opts;
+    const now = Date.now();
+    for (const b of batches) {
+      for (const s of store.sessions.list({ batchId: b.record.id, status: 'active' })) {
+        await store.writer.updateSession(s.id, { status: 'interrupted', finishedAt: now }).catch(() => undefined);
+      }
+      store.runs.markUnfinishedInterrupted(now);
+      const cur = store.batches.get(b.record.id);
+      if (cur && (cur.status === 'queued' || cur.status === 'running')) {
+        store.batches.update(b.record.id, { status: 'interrupted', finishedAt: now, error: 'Rollgate was stopped while the batch was running' });
+      }
+    }
+    await Promise.race([Promise.allSettled([...this.callbacks]), new Promise((r) => setTimeout(r, 1000))]);
+  }
+
+  // ---- running a batch ----
+
+  private async runBatch(b: ActiveBatch, concurrency: number, n: number): Promise<void> {
+    const { store } = this.opts;
+    b.record = store.batches.update(b.record.id, { status: 'running', startedAt: Date.now() }) ?? b.record;
+    this.emitBatch(b.record.id, 'running');
+
+    let bin: string | null = null;
+    if (b.harness.agent) {
+      try {
+        bin = await installAgent(this.agentsDir, b.harness.agent, (p) => this.emitInstall(b.record.id, p));
+      } catch (err) {
+        if (!this.closed) this.finishBatch(b, 'failed', (err as Error).message);
+        return;
+      }
+    }
+
+    const jobs: Job[] = [];
+    for (const task of b.tasks) for (let i = 0; i < n; i++) jobs.push({ task, sampleIndex: i });
+    let next = 0;
+    const worker = async () => {
+      while (next < jobs.length && !b.abort.signal.aborted && !this.closed) {
+        const job = jobs[next++];
+        await this.runSample(b, job, bin).catch((err: Error) => {
+          console.error(`rollgate: batch ${b.record.id} task ${job.task.id} sample ${job.sampleIndex}: ${err.stack ?? err.message}`);
+        });
+        if (!this.closed) this.emitBatch(b.record.id, 'running');
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));
+    if (this.closed) return;
+    this.finishBatch(b, b.abort.signal.aborted ? 'cancelled' : 'completed', null);
+  }
+
+  private finishBatch(b: ActiveBatch, status: BatchStatus, error: string | null): void {
+    const { store } = this.opts;
+    const cur = store.batches.get(b.record.id);
+    if (!cur || !(cur.status === 'queued' || cur.status === 'running')) return;
+    store.batches.update(b.record.id, { status, error, finishedAt: Date.now() });
+    this.emitBatch(b.record.id, status);
+    if (cur.callbackUrl) this.sendCallback(b.record.id);
+  }
+
+  private async runSample(b: ActiveBatch, job: Job, bin: string | null): Promise<void> {
+    const { store, events } = this.opts;
+    const { task, sampleIndex } = job;
+    const batchId = b.record.id;
+    const groupId = `${batchId}:${task.id}`;
+    const metadata: Record<string, unknown> = { groupId, sampleIndex, batchId, dataset: b.record.spec.dataset, ...(task.metadata ? { task: task.metadata } : {}) };
+    const session = newSession({ engineId: b.engineId, harness: b.harness.name, taskId: task.id, batchId, metadata });
+    await store.writer.putSession(session);
+    events.emit({ type: 'session', id: session.id, status: session.status });
+
+    const ctx: HarnessContext = {
+      prompt: task.prompt, taskId: task.id, sessionId: session.id, key: session.key, urls: sessionUrls(this.opts.baseUrl(), session.key),
+      model: b.model, workDir: '', home: '', options: b.options,
+    };
+    const runToken = randomBytes(12).toString('hex');
+    const started = Date.now();
+    store.runs.create({
+      sessionId: session.id, batchId, status: 'running', pid: null, runToken, workDir: null, outcome: null, exitCode: null, signal: null,
+      durationMs: null, stdout: null, stderr: null, finalAnswer: null, evaluator: null, error: null, startedAt: started, finishedAt: null,
+    });
+
+    let result: ProcessResult;
+    let dirsRoot: string | null = null;
+    let workDir = '';
+    let checkEnv: Record<string, string> = {};
+    try {
+      const root = join(this.runsDir, session.id);
+      dirsRoot = root;
+      ctx.workDir = join(root, 'work');
+      ctx.home = join(root, 'home');
+      const dirs = prepareRunDirs(root, task.files, b.harness.homeFiles(ctx));
+      workDir = dirs.work;
+      const plan = b.harness.launch(ctx, bin);
+      const env = { ...baseEnv(dirs), ...sessionEnv(ctx), ...plan.env, ROLLGATE_RUN_ID: runToken };
+      checkEnv = { ...baseEnv(dirs), ROLLGATE_SESSION_ID: session.id, ROLLGATE_TASK_ID: task.id, ROLLGATE_AGENT_OUTPUT: join(root, 'agent-output.txt'), ...(task.expected !== undefined ? { ROLLGATE_EXPECTED: task.expected } : {}) };
+      store.runs.update(session.id, { workDir: dirs.work });
+      b.running.set(session.id, null);
+      result = await runProcess({
+        file: plan.file, args: plan.args, cwd: dirs.work, env, timeoutMs: b.timeoutMs, signal: b.abort.signal, maxOutputBytes: RUN_OUTPUT_BYTES,
+        onSpawn: (pid) => { b.running.set(session.id, pid); store.runs.update(session.id, { pid }); },
+      });
+    } catch (err) {
+      result = { pid: null, exitCode: null, signal: null, timedOut: false, cancelled: false, spawnError: (err as Error).message, stdout: '', stderr: '', stdoutTail: '', durationMs: Date.now() - started };
+    } finally {
+      b.running.delete(session.id);
+    }
+    if (this.closed) return; // shutdown: close() marks what is left as interrupted
+
+    const outcome = result.cancelled ? 'cancelled' : result.spawnError ? 'start_error' : result.timedOut ? 'timeout' : result.exitCode === 0 ? 'ok' : 'agent_error';
+    const agentError = outcome === 'start_error' ? `agent could not start: ${result.spawnError}`
+      : outcome === 'timeout' ? `agent timed out after ${Math.round(b.timeoutMs / 1000)} s`
+      : outcome === 'agent_error' ? `agent exited with ${result.exitCode ?? result.signal}` : null;
+    const finalAnswer = result.stdoutTail.trim();
+    const common = { exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, stdout: result.stdout, stderr: result.stderr, finalAnswer };
+
+    if (outcome === 'cancelled') {
+      store.runs.update(session.id, { ...common, status: 'done', outcome, error: 'cancelled', finishedAt: Date.now() });
+      await store.writer.updateSession(session.id, { status: 'interrupted', finishedAt: Date.now(), metadata: { ...metadata, outcome } });
+      events.emit({ type: 'session', id: session.id, status: 'interrupted' });
+      this.cleanup(b, dirsRoot);
+      return;
+    }
+
+    if (dirsRoot) { try { writeFileSync(checkEnv.ROLLGATE_AGENT_OUTPUT, result.stdout); } catch { /* folder gone */ } }
+    const spec = evaluatorFor(task, b.evaluator);
+    const verdict = workDir
+      ? await evaluate(spec, { task, finalOutput: finalAnswer, workDir, env: checkEnv, signal: b.abort.signal })
+      : { type: spec?.type ?? 'none', reward: spec ? 0 : null, error: 'no work folder (the run could not be prepared)' };
+    if (this.closed) return;
+    if (b.abort.signal.aborted && verdict.error === 'check cancelled') {
+      store.runs.update(session.id, { ...common, status: 'done', outcome: 'cancelled', evaluator: verdict, error: 'cancelled', finishedAt: Date.now() });
+      await store.writer.updateSession(session.id, { status: 'interrupted', finishedAt: Date.now(), metadata: { ...metadata, outcome: 'cancelled' } });
+      events.emit({ type: 'session', id: session.id, status: 'interrupted' });
+      this.cleanup(b, dirsRoot);
+      return;
+    }
+
+    // No evaluator: keep a reward the agent reported itself (POST /api/sessions/:id/finish).
+    const current: SessionRecord | null = store.sessions.get(session.id);
+    const reward = verdict.reward ?? current?.reward ?? null;
+    const status = outcome === 'ok' && !verdict.error ? 'finished' : 'failed';
+    store.runs.update(session.id, { ...common, status: 'done', outcome, evaluator: verdict, error: agentError, finishedAt: Date.now() });
+    await store.writer.updateSession(session.id, {
+      status, reward, finishedAt: Date.now(),
+      metadata: {
+        ...metadata, outcome, exitCode: result.exitCode, durationMs: result.durationMs,
+        evaluator: { type: verdict.type, reward: verdict.reward, ...(verdict.error ? { error: verdict.error } : {}) },
+        ...(agentError ? { error: agentError } : {}),
+      },
+    });
+    events.emit({ type: 'session', id: session.id, status });
+    this.cleanup(b, dirsRoot);
+  }
+
+  private cleanup(b: ActiveBatch, root: string | null): void {
+    if (root && !b.keepWorkDirs) rmSync(root, { recursive: true, force: true, maxRetries: 2 });
+  }
+
+  // ---- events and callbacks ----
+
+  private emitBatch(id: string, status: string): void {
+    const view = this.get(id);
+    if (!view) return;
+    const c = view.counts;
+    this.opts.events.emit({
+      type: 'batch', id, status, total: c.total, done: c.done, running: c.running, queued: c.queued,
+      finished: c.finished, failed: c.failed, interrupted: c.interrupted, meanReward: view.meanReward,
+    });
+  }
+
+  private emitInstall(id: string, p: InstallProgress): void {
+    this.opts.events.emit({ type: 'batch', id, status: 'running', phase: p.phase === 'cached' ? 'installed' : `install-${p.phase}`, message: p.message });
+  }
+
+  private sendCallback(id: string): void {
+    const { store } = this.opts;
+    const batch = store.batches.get(id);
+    if (!batch?.callbackUrl) return;
+    const view = this.get(id)!;
+    let attempts = batch.callback?.attempts ?? 0;
+    const p = deliverCallback(batch.callbackUrl, view, {
+      maxAttempts: this.opts.callbackMaxAttempts,
+      baseDelayMs: this.opts.callbackBaseDelayMs,
+      signal: this.closeSignal.signal,
+      onAttempt: (_n, error) => {
+        attempts++;
+        if (this.closed) return;
+        store.batches.update(id, { callback: error ? { status: 'pending', attempts, lastError: error } : { status: 'delivered', attempts, deliveredAt: Date.now() } });
+      },
+    }).then((r) => {
+      if (this.closed && !r.ok) return; // stays pending: retried at the next start
+      if (!r.ok) store.batches.update(id, { callback: { status: 'failed', attempts, lastError: r.lastError ?? undefined } });
+      this.opts.events.emit({ type: 'batch', id, status: batch.status, phase: r.ok ? 'callback-delivered' : 'callback-failed', message: r.lastError ?? undefined });
+    }).catch(() => undefined);
+    this.callbacks.add(p);
+    void p.finally(() => this.callbacks.delete(p));
+  }
+}
+
+/**
+ * Kills the process groups of agents a previous Rollgate process left running. A process is ours only if
+ * its environment holds ROLLGATE_RUN_ID=<token> of a run recorded as running (so a reused pid is never
+ * touched). Linux only (/proc); elsewhere nothing is done.
+ */
+export function killLeftoverProcesses(tokens: string[]): number {
+  if (!tokens.length || process.platform !== 'linux') return 0;
+  const wanted = new Set(tokens.map((t) => `ROLLGATE_RUN_ID=${t}`));
+  const pgidOf = (pid: string) => {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+  };
+  let own = -1;
+  try { own = pgidOf('self'); } catch { /* keep -1 */ }
+  let killed = 0;
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return 0;
+  }
+  for (const pid of pids) {
+    if (Number(pid) === process.pid) continue;
+    let env: string;
+    try {
+      env = readFileSync(`/proc/${pid}/environ`, 'latin1');
+    } catch {
+      continue;
+    }
+    if (!env.split('\0').some((kv) => wanted.has(kv))) continue;
+    try {
+      const pgid = pgidOf(pid);
+      if (pgid > 1 && pgid !== own && killGroup(pgid)) killed++;
+      else { process.kill(Number(pid), 'SIGKILL'); killed++; }
+    } catch { /* gone */ }
+  }
+  return killed;
+}
+
+export { DatasetError };

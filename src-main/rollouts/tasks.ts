@@ -1,0 +1,136 @@
+// Datasets (DESIGN §7): JSONL tasks `{id, prompt, files?, expected?, check?, metadata?}`, from a file or a
+// demo shipped in assets/datasets/. Validation is all-or-nothing: one bad row rejects the whole dataset,
+// and every problem is reported with its line number and field.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const DEMO_DATASETS_DIR = resolve(here, '..', '..', 'assets', 'datasets');
+
+/** A path inside the work folder: relative, no `..`, no NUL. */
+const relPath = z.string().min(1).refine(
+  (p) => !isAbsolute(p) && !p.includes('\0') && !p.split(/[\\/]/).some((s) => s === '..') && !/^[A-Za-z]:/.test(p),
+  { message: 'must be a relative path inside the work folder (no "..", not absolute)' },
+);
+
+export const evaluatorSpec = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('exact'), value: z.string().optional() }).strict(),
+  z.object({ type: z.literal('regex'), pattern: z.string().min(1), flags: z.string().regex(/^[dgimsuy]*$/).optional() }).strict()
+    .refine((e) => { try { new RegExp(e.pattern, e.flags); return true; } catch { return false; } }, { message: 'invalid regular expression', path: ['pattern'] }),
+  z.object({
+    type: z.literal('command'),
+    command: z.string().min(1),
+    /** auto: a number alone on the last stdout line is the reward, else exit code 0 → 1, other → 0. */
+    reward: z.enum(['auto', 'exit', 'stdout']).optional(),
+    timeoutMs: z.number().int().positive().optional(),
+  }).strict(),
+  z.object({
+    type: z.literal('json'),
+    /** Reward file in the work folder: a number, or an object with a `reward` (or `key`) number. */
+    path: relPath.optional(),
+    key: z.string().min(1).optional(),
+    /** Optional command run first (in the work folder) that writes the file. */
+    command: z.string().min(1).optional(),
+    timeoutMs: z.number().int().positive().optional(),
+  }).strict(),
+]);
+export type EvaluatorSpec = z.infer<typeof evaluatorSpec>;
+
+export const taskSchema = z.object({
+  id: z.string().min(1).max(200).regex(/^[^\s/\\:]+$/, 'must not contain whitespace, slashes or colons'),
+  prompt: z.string().min(1),
+  files: z.record(relPath, z.string()).optional(),
+  expected: z.union([z.string(), z.number().finite()]).transform(String).optional(),
+  /** A shell command run in the work folder (the command evaluator), or an explicit evaluator. */
+  check: z.union([z.string().min(1), evaluatorSpec]).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+}).strict();
+export type Task = z.infer<typeof taskSchema>;
+
+export class DatasetError extends Error {
+  constructor(readonly source: string, readonly problems: string[]) {
+    super(`invalid dataset ${source}:\n  ${problems.slice(0, 20).join('\n  ')}${problems.length > 20 ? `\n  … and ${problems.length - 20} more` : ''}`);
+    this.name = 'DatasetError';
+  }
+}
+
+export interface Dataset { name: string; source: string; tasks: Task[] }
+
+function issuePath(path: ReadonlyArray<PropertyKey>): string {
+  return path.length ? path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[') : 'row';
+}
+
+/** Validates task objects; `where(i)` names a row in errors (e.g. "line 3"). Throws DatasetError listing every problem. */
+export function validateTasks(rows: unknown[], source: string, where: (i: number) => string = (i) => `task ${i + 1}`): Task[] {
+  const problems: string[] = [];
+  const tasks: Task[] = [];
+  const seen = new Map<string, number>();
+  rows.forEach((row, i) => {
+    const r = taskSchema.safeParse(row);
+    if (!r.success) {
+      for (const issue of r.error.issues) {
+        const field = issuePath(issue.path);
+        const msg = issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
+        problems.push(`${where(i)}: ${field}: ${msg}`);
+      }
+      return;
+    }
+    const prev = seen.get(r.data.id);
+    if (prev !== undefined) problems.push(`${where(i)}: id: duplicate id "${r.data.id}" (first at ${where(prev)})`);
+    else seen.set(r.data.id, i);
+    tasks.push(r.data);
+  });
+  if (!problems.length && !tasks.length) problems.push('no tasks');
+  if (problems.length) throw new DatasetError(source, problems);
+  return tasks;
+}
+
+/** Parses JSONL text (blank lines and lines starting with `//` or `#` are skipped). */
+export function parseDataset(text: string, source: string): Task[] {
+  const rows: unknown[] = [];
+  const lines: number[] = [];
+  const problems: string[] = [];
+  text.split(/\r?\n/).forEach((line, i) => {
+    const t = line.trim();
+    if (!t || t.startsWith('//') || t.startsWith('#')) return;
+    try {
+      rows.push(JSON.parse(t));
+      lines.push(i + 1);
+    } catch (e) {
+      problems.push(`line ${i + 1}: row: not valid JSON (${(e as Error).message})`);
+    }
+  });
+  let tasks: Task[] = [];
+  try {
+    tasks = validateTasks(rows, source, (i) => `line ${lines[i]}`);
+  } catch (e) {
+    if (!(e instanceof DatasetError)) throw e;
+    problems.push(...e.problems.filter((p) => p !== 'no tasks' || !problems.length));
+  }
+  if (problems.length) {
+    const lineOf = (p: string) => Number(/^line (\d+)/.exec(p)?.[1] ?? 0);
+    throw new DatasetError(source, problems.sort((a, b) => lineOf(a) - lineOf(b)));
+  }
+  return tasks;
+}
+
+export function listDemoDatasets(dir: string = DEMO_DATASETS_DIR): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).filter((f) => f.endsWith('.jsonl')).map((f) => basename(f, '.jsonl')).sort();
+}
+
+/** `demo:NAME` (assets/datasets/NAME.jsonl) or a JSONL file path (relative to `cwd`). */
+export function loadDataset(ref: string, cwd: string = process.cwd()): Dataset {
+  if (ref.startsWith('demo:')) {
+    const name = ref.slice(5);
+    const demos = listDemoDatasets();
+    if (!demos.includes(name)) throw new DatasetError(ref, [`unknown demo dataset "${name}"; demos: ${demos.join(', ') || '(none)'}`]);
+    const source = join(DEMO_DATASETS_DIR, `${name}.jsonl`);
+    return { name: ref, source, tasks: parseDataset(readFileSync(source, 'utf8'), ref) };
+  }
+  const path = resolve(cwd, ref);
+  if (!existsSync(path)) throw new DatasetError(ref, [`file not found: ${path}`]);
+  return { name: basename(path), source: path, tasks: parseDataset(readFileSync(path, 'utf8'), ref) };
+}
