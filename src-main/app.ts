@@ -9,6 +9,7 @@ import { EventBus } from './api/events.js';
 import { closeEnginePools } from './engines/http.js';
 import { EnginePool } from './engines/pool.js';
 import { startSimEngine } from './engines/sim/index.js';
+import { parseEngineConfig } from './engines/topology.js';
 import type { EngineConfig } from './engines/types.js';
 import { sendDialectError } from './gateway/errors.js';
 import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
@@ -72,6 +73,7 @@ export async function createApp(config: AppConfig): Promise<App> {
       }
     }
     engines.push(...(config.engines ?? []));
+    engines.push(...storedEngines(store, new Set(engines.map((e) => e.id))));
     const pool = new EnginePool(engines);
     closers.push(() => closeEnginePools());
     pool.startHealthChecks(config.healthIntervalMs ?? 5000);
@@ -98,6 +100,20 @@ export async function createApp(config: AppConfig): Promise<App> {
     await closeAll();
     throw err;
   }
+}
+
+/** Engines added through the API earlier; a topology file or sim engine with the same id wins. */
+function storedEngines(store: Store, taken: Set<string>): EngineConfig[] {
+  const out: EngineConfig[] = [];
+  for (const row of store.engines.list()) {
+    if (taken.has(row.id)) continue;
+    try {
+      out.push(parseEngineConfig(row.config, `stored engine ${row.id}`));
+    } catch (err) {
+      console.warn(`rollgate: skipping ${(err as Error).message}`);
+    }
+  }
+  return out;
 }
 
 function installErrorHandler(server: FastifyInstance): void {

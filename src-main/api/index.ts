@@ -1,6 +1,7 @@
 // Every control-API module, registered in one place (each module owns its routes).
 import type { FastifyInstance } from 'fastify';
 import { registerEngineRoutes } from './engines.js';
+import { registerTopologyRoutes } from './topology.js';
 import { registerBatchesApi } from './batches.js';
 import { registerApi, type ApiDeps } from './routes.js';
 import { registerTraces } from './traces.js';
@@ -12,6 +13,7 @@ export async function registerControlApi(app: FastifyInstance, deps: ApiDeps): P
   await registerApi(app, deps);
   await registerBatchesApi(app, deps);
   await registerEngineRoutes(app, deps);
+  await registerTopologyRoutes(app, deps);
   await registerTraces(app, deps);
   await registerExport(app, deps);
 }

@@ -4,16 +4,28 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import type { EngineConfig } from './types.js';
 
-const engineSchema = z.object({
+export const engineConfigSchema = z.object({
   id: z.string().regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, dot, dash or underscore'),
   kind: z.enum(['vllm', 'sglang']),
   replicas: z.array(z.url()).min(1),
   model: z.string().min(1),
   mode: z.enum(['chat', 'token']).optional(),
   tokenizer: z.string().optional(),
+  dataParallelSize: z.number().int().min(1).max(1024).optional(),
 }).strict();
 
-const topologySchema = z.object({ engines: z.array(engineSchema).min(1) }).strict();
+const topologySchema = z.object({ engines: z.array(engineConfigSchema).min(1) }).strict();
+
+/** One engine from the API or the store, validated like a topology entry; throws with the field named. */
+export function parseEngineConfig(value: unknown, source = 'engine'): EngineConfig {
+  const result = engineConfigSchema.safeParse(value);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new Error(`${source}: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  }
+  const e = result.data;
+  return { ...e, mode: e.mode ?? (e.kind === 'sglang' ? 'token' : 'chat') };
+}
 
 export function parseTopology(text: string, source = 'topology'): EngineConfig[] {
   let doc: unknown;

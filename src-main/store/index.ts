@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { BatchesRepo, SessionRunsRepo } from './batches.js';
+import { EnginesRepo } from './engines.js';
 import { CompletionsRepo } from './completions.js';
 import { migrate } from './migrations.js';
 import { SessionsRepo } from './sessions.js';
@@ -36,6 +37,8 @@ export interface Store {
   readonly batches: BatchesRepo;
   /** One agent run per rollout session: captured output and the evaluator's verdict. */
   readonly runs: SessionRunsRepo;
+  /** Engines added or edited through the control API (validated again by the engines layer on load). */
+  readonly engines: EnginesRepo<{ id: string }>;
   readonly writer: StoreWriter;
   /** Flushes the writer, then closes the database. Idempotent. */
   close(): Promise<void>;
@@ -70,6 +73,7 @@ export function openStore(opts: OpenStoreOptions): Store {
   const sessions = new SessionsRepo(db);
   const completions = new CompletionsRepo(db, openReader);
   const batches = new BatchesRepo(db);
+  const engines = new EnginesRepo<{ id: string }>(db);
   const runs = new SessionRunsRepo(db);
   const writer = new StoreWriter(db, sessions, completions, opts);
   completions.pending = writer;
@@ -81,6 +85,7 @@ export function openStore(opts: OpenStoreOptions): Store {
     sessions,
     completions,
     batches,
+    engines,
     runs,
     writer,
     close() {

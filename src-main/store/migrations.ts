@@ -107,6 +107,18 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX session_runs_status ON session_runs(status);
     `,
   },
+  {
+    version: 3,
+    name: 'engines',
+    sql: `
+      -- Engines added or edited through the control API (topology files are read at start-up instead).
+      CREATE TABLE engines (
+        id          TEXT PRIMARY KEY,
+        config      TEXT NOT NULL,          -- JSON EngineConfig
+        updated_at  INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 /** Applies pending migrations in one IMMEDIATE transaction. Idempotent; returns the versions applied. */

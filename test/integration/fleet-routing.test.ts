@@ -111,4 +111,19 @@ describe('fleet routing', () => {
       await solo.stop();
     }
   });
+
+  it('pins each session to one data-parallel rank of a replica (X-data-parallel-rank)', async () => {
+    const dp = await startSimEngine({ flavor: 'vllm', seed: 2, skill: 1, maxModelLen: 131072, ttftMs: 0, perTokenMs: 0 });
+    const dpApp = await startFleetApp([{ ...engine('dp', 'vllm', [dp], 'chat'), dataParallelSize: 2 }]);
+    try {
+      for (let i = 0; i < 4; i++) {
+        const s = await dpApp.createSession();
+        for (let turn = 0; turn < 3; turn++) expect((await chat(s.urls.openai, { messages: [{ role: 'user', content: `hi ${turn}` }] })).status).toBe(200);
+      }
+      expect(dp.stats().dpRanks).toEqual({ 0: 6, 1: 6 });
+    } finally {
+      await dpApp.stop();
+      await dp.close();
+    }
+  });
 });
