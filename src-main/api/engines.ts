@@ -7,7 +7,11 @@ import type { ApiDeps } from './routes.js';
 const pauseBody = z.object({
   mode: z.enum(['queue', 'reject', 'abort']).default('queue'),
   timeoutMs: z.number().int().min(0).max(600_000).default(30_000),
+  /** Also call the engines' own pause routes once Rollgate's calls have drained. */
+  forward: z.boolean().default(false),
 }).strict();
+
+const resumeBody = z.object({ forward: z.boolean().default(false) }).strict();
 
 const policyBody = z.object({ version: z.number().int().min(0) }).strict();
 
@@ -39,16 +43,18 @@ export async function registerEngineRoutes(app: FastifyInstance, deps: ApiDeps):
   app.post('/api/engines/pause', async (req, reply) => {
     const parsed = pauseBody.safeParse(req.body ?? {});
     if (!parsed.success) return reply.code(400).send({ error: { message: issues(parsed.error), type: 'invalid_request_error' } });
-    const result = await pool.pause(parsed.data.mode, parsed.data.timeoutMs);
+    const result = await pool.pause(parsed.data.mode, parsed.data.timeoutMs, parsed.data.forward);
     events.emit({ type: 'engines', paused: true });
     return { paused: true, ...result };
   });
 
-  app.post('/api/engines/resume', async () => {
+  app.post('/api/engines/resume', async (req, reply) => {
+    const parsed = resumeBody.safeParse(req.body ?? {});
+    if (!parsed.success) return reply.code(400).send({ error: { message: issues(parsed.error), type: 'invalid_request_error' } });
     const queued = pool.gate.queued;
-    pool.resume();
+    const { forwarded } = await pool.resume(parsed.data.forward);
     events.emit({ type: 'engines', paused: false });
-    return { paused: false, released: queued };
+    return { paused: false, released: queued, forwarded };
   });
 
   app.post('/api/policy-version', async (req, reply) => {

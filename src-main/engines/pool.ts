@@ -1,6 +1,7 @@
 // Engine pool (DESIGN §4): sticky least-loaded replicas, health checks with backoff, failover of calls
 // that have not reached the agent, the weight-sync pause gate, and the policy version.
 import type { CanonicalDelta } from '../core/types.js';
+import { forwardToEngine, type ForwardResult } from './engine-control.js';
 import { readEngineLoad } from './engine-load.js';
 import { EnginePausedError, PauseGate, type PauseMode } from './pause-gate.js';
 import { ReplicaStats } from './replica-stats.js';
@@ -195,18 +196,32 @@ export class EnginePool {
     r.nextCheckAt = Date.now() + Math.min(this.healthIntervalMs * 2 ** Math.min(r.failures - 1, 16), MAX_BACKOFF_MS);
   }
 
-  /** Pause new engine calls; waits up to timeoutMs for in-flight calls to drain (abort mode cancels them). */
-  async pause(mode: PauseMode, timeoutMs = 30_000): Promise<{ mode: PauseMode; inFlightAtPause: number; drained: number; remaining: number }> {
+  /**
+   * Pause new engine calls; waits up to timeoutMs for in-flight calls to drain (abort mode cancels them).
+   * With `forward`, the engines' own pause routes are called once Rollgate's calls have drained.
+   */
+  async pause(mode: PauseMode, timeoutMs = 30_000, forward = false) {
     this.gate.pause(mode);
     const inFlightAtPause = this.inFlight.size;
     if (mode === 'abort') for (const c of this.inFlight) c.abort('aborted: engines paused for a weight update');
     const deadline = Date.now() + timeoutMs;
     while (this.inFlight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     const remaining = this.inFlight.size;
-    return { mode, inFlightAtPause, drained: inFlightAtPause - remaining, remaining };
+    const forwarded = forward ? await this.forward('pause', mode) : [];
+    return { mode, inFlightAtPause, drained: inFlightAtPause - remaining, remaining, forwarded };
   }
 
-  resume(): void { this.gate.resume(); }
+  /** Opens the gate (queued calls proceed); with `forward`, resumes the engines first. */
+  async resume(forward = false) {
+    const forwarded = forward ? await this.forward('resume') : [];
+    this.gate.resume();
+    return { forwarded };
+  }
+
+  private forward(action: 'pause' | 'resume', mode?: PauseMode): Promise<ForwardResult[]> {
+    return Promise.all(this.list().flatMap((e) =>
+      e.replicas.map((r) => forwardToEngine(e.config.id, e.config.kind, r.url, action, mode))));
+  }
 
   /** Checks due replicas: healthy ones every interval, failed ones with backoff; reads load from /metrics. */
   async checkHealth(force = false): Promise<void> {

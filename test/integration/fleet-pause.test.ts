@@ -108,6 +108,17 @@ describe('pause for weight sync', () => {
     expect((await app.api('/api/engines')).policyVersion).toBe(4);
   });
 
+  it('forwards pause and resume to the engines’ own routes when asked', async () => {
+    const paused = await post('/api/engines/pause', { mode: 'queue', timeoutMs: 1000, forward: true });
+    expect(paused.forwarded).toEqual([expect.objectContaining({ engineId: 'vllm', replica: sims[0]!.url, ok: true })]);
+    expect(sims[0]!.stats().paused).toBe(true);
+    const resumed = await post('/api/engines/resume', { forward: true });
+    expect(resumed.forwarded[0].ok).toBe(true);
+    expect(sims[0]!.stats().paused).toBe(false);
+    const s = await app.createSession();
+    expect((await ask(s.urls.openai, 8)).status).toBe(200);
+  });
+
   it('rejects bad pause bodies clearly', async () => {
     const r = await fetch(`${app.url}/api/engines/pause`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ mode: 'sleep' }) });
     expect(r.status).toBe(400);
