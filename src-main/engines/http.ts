@@ -48,6 +48,15 @@ export async function engineRequest(req: EngineHttpRequest): Promise<Dispatcher.
   }
 }
 
+/** An engine's own health route answered 200 (both engines use `/health`). */
+export async function probeHealth(replica: string, signal?: AbortSignal, timeoutMs = 5000): Promise<boolean> {
+  try {
+    const res = await engineRequest({ baseUrl: replica, path: '/health', signal, timeoutMs });
+    await res.body.dump();
+    return res.statusCode === 200;
+  } catch { return false; }
+}
+
 /** Reads an error body whatever envelope the engine used (vLLM nested, SGLang flat, plain text). */
 export async function engineErrorFrom(res: Dispatcher.ResponseData): Promise<EngineError> {
   const text = await res.body.text().catch(() => '');

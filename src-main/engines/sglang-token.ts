@@ -1,7 +1,7 @@
 // SGLang in token mode (DESIGN §4): SGLang 0.5.x's chat endpoint returns no ids, so Rollgate renders
 // the template, calls native /generate with input_ids and parses reasoning and tool calls itself.
 import { contextLength, fitMaxTokens } from './context-room.js';
-import { engineErrorFrom, engineRequest, sseData } from './http.js';
+import { engineErrorFrom, engineRequest, probeHealth, sseData } from './http.js';
 import { buildTokenPrompt } from './token-prompt.js';
 import { loadTokenizer } from './tokenizer/index.js';
 import { EngineError, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineRun } from './types.js';
@@ -27,13 +27,8 @@ function engineFinish(raw: { type: string } | null | undefined): 'stop' | 'lengt
 export class SglangTokenAdapter implements EngineAdapter {
   constructor(readonly config: EngineConfig) {}
 
-  async health(replica: string, signal?: AbortSignal): Promise<boolean> {
-    try {
-      const res = await engineRequest({ baseUrl: replica, path: '/health', signal, timeoutMs: 10_000 });
-      await res.body.dump();
-      return res.statusCode === 200;
-    } catch { return false; }
-  }
+  // SGLang's /health runs a one-token generation, so it gets longer.
+  health(replica: string, signal?: AbortSignal): Promise<boolean> { return probeHealth(replica, signal, 10_000); }
 
   async *generate(input: EngineCallInput): EngineRun {
     const tok = await loadTokenizer(this.config.tokenizer ?? 'builtin:qwen3');

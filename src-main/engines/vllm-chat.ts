@@ -2,7 +2,7 @@
 import type { CanonicalDelta, FinishReason } from '../core/types.js';
 import { DeltaCollector } from '../core/delta-collector.js';
 import { isContextLengthError } from './context-room.js';
-import { engineErrorFrom, engineRequest, sseData } from './http.js';
+import { engineErrorFrom, engineRequest, probeHealth, sseData } from './http.js';
 import { servedMessage, samplingFields } from './served-messages.js';
 import { EngineError, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineResult, type EngineRun } from './types.js';
 import { TokenAccumulator } from './token-accumulator.js';
@@ -46,13 +46,7 @@ export function toFinishReason(raw: string | null | undefined): FinishReason {
 export class VllmChatAdapter implements EngineAdapter {
   constructor(readonly config: EngineConfig) {}
 
-  async health(replica: string, signal?: AbortSignal): Promise<boolean> {
-    try {
-      const res = await engineRequest({ baseUrl: replica, path: '/health', signal, timeoutMs: 5000 });
-      await res.body.dump();
-      return res.statusCode === 200;
-    } catch { return false; }
-  }
+  health(replica: string, signal?: AbortSignal): Promise<boolean> { return probeHealth(replica, signal); }
 
   async *generate(input: EngineCallInput): EngineRun {
     let body = vllmChatBody(input, this.config.model);

@@ -1,12 +1,11 @@
 // vLLM in token mode (DESIGN §4): Rollgate renders the template and sends token ids to /v1/completions,
 // so a session's earlier sampled ids are reused verbatim; output is parsed like SGLang's token mode.
 import { contextLength, fitMaxTokens } from './context-room.js';
-import { engineErrorFrom, engineRequest, sseData } from './http.js';
+import { engineErrorFrom, engineRequest, probeHealth, sseData } from './http.js';
 import { buildTokenPrompt } from './token-prompt.js';
 import { TokenAccumulator } from './token-accumulator.js';
 import { DEFAULT_MAX_NEW_TOKENS, TokenModeOutput } from './token-output.js';
 import { loadTokenizer } from './tokenizer/index.js';
-import { VllmChatAdapter } from './vllm-chat.js';
 import { EngineError, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineRun } from './types.js';
 
 interface CompletionChunk {
@@ -22,10 +21,9 @@ interface CompletionChunk {
 }
 
 export class VllmTokenAdapter implements EngineAdapter {
-  private readonly healthProbe: VllmChatAdapter;
-  constructor(readonly config: EngineConfig) { this.healthProbe = new VllmChatAdapter(config); }
+  constructor(readonly config: EngineConfig) {}
 
-  health(replica: string, signal?: AbortSignal): Promise<boolean> { return this.healthProbe.health(replica, signal); }
+  health(replica: string, signal?: AbortSignal): Promise<boolean> { return probeHealth(replica, signal); }
 
   async *generate(input: EngineCallInput): EngineRun {
     const tok = await loadTokenizer(this.config.tokenizer ?? 'builtin:qwen3');
