@@ -6,17 +6,19 @@
 //   GET /api/export?batch=&engine=&session=&format=train|sft&builder=prefix-merge|per-request&minReward=&maxReward=&messages=1
 //
 // format=train: one DESIGN §8 row per trace (snake_case; `messages` only with messages=1).
-// format=sft: one row per trace with the canonical conversation ending with its last turn; traces whose
-// conversation cannot be recovered are skipped (counted in the progress).
+// format=sft: one row per distinct conversation: each trace's canonical conversation (ending with its last
+// turn); a conversation that is a prefix of a longer one of the same session and reward is folded into it
+// (listed in the kept row's metadata.folded_trace_ids); traces whose conversation cannot be recovered are
+// skipped. Both are counted in the progress.
 import { once } from 'node:events';
 import { Readable, type Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { encodeJsonlRow, toSftRow, toTrainRow } from '../core/export/rows.js';
-import { buildSessionTraces, canonicalConversation, rewardInRange, type SessionInfo } from '../core/export/session-traces.js';
+import { buildSessionTraces, canonicalConversation, foldConversations, rewardInRange, type SessionInfo, type SessionTrace } from '../core/export/session-traces.js';
 import { BUILDERS } from '../core/trajectory/index.js';
 import type { BuilderName } from '../core/trajectory/types.js';
-import type { CompletionRecord } from '../core/types.js';
+import type { ChatMessage, CompletionRecord, FunctionTool } from '../core/types.js';
 import type { CompletionIterateFilter } from '../store/index.js';
 import type { ApiDeps } from './routes.js';
 
@@ -52,10 +54,12 @@ export interface ExportProgress {
   filtered: number;
   /** SFT: traces without a recoverable conversation. */
   noConversation: number;
+  /** SFT: traces whose conversation is a prefix of a longer one of the same session (folded into it). */
+  folded: number;
 }
 
 export function newProgress(): ExportProgress {
-  return { sessions: 0, completions: 0, traces: 0, rows: 0, bytes: 0, filtered: 0, noConversation: 0 };
+  return { sessions: 0, completions: 0, traces: 0, rows: 0, bytes: 0, filtered: 0, noConversation: 0, folded: 0 };
 }
 
 /** Consecutive records of the same session (the input is ordered by session). */
@@ -85,6 +89,7 @@ export function* exportLines(source: ExportSource, opts: ExportOptions = {}, pro
     const session = source.sessions.get(records[0].sessionId);
     const built = buildSessionTraces(builder, session, records);
     const byId = format === 'sft' || opts.messages ? new Map(records.map((r) => [r.id, r])) : null;
+    const sft: Array<{ id: string; reward: number | null; messages: ChatMessage[]; tools?: FunctionTool[]; st: SessionTrace }> = [];
     for (const st of built.traces) {
       progress.traces++;
       if (!rewardInRange(st.trace.reward, opts.minReward, opts.maxReward)) {
@@ -93,21 +98,25 @@ export function* exportLines(source: ExportSource, opts: ExportOptions = {}, pro
       }
       const last = byId?.get(st.trace.completionIds[st.trace.completionIds.length - 1]);
       const conv = last ? canonicalConversation(last) : null;
-      let line: string;
       if (format === 'sft') {
-        if (!conv) {
-          progress.noConversation++;
-          continue;
-        }
-        line = encodeJsonlRow(toSftRow(st.trace, { ...st.context, messages: conv.messages, tools: conv.tools }));
-      } else {
-        line = encodeJsonlRow(toTrainRow(st.trace, conv ? { ...st.context, messages: conv.messages } : st.context));
+        if (conv) sft.push({ id: st.trace.id, reward: st.trace.reward, messages: conv.messages, tools: conv.tools, st });
+        else progress.noConversation++;
+        continue;
       }
-      progress.rows++;
-      progress.bytes += Buffer.byteLength(line);
-      yield line;
+      yield count(progress, encodeJsonlRow(toTrainRow(st.trace, conv ? { ...st.context, messages: conv.messages } : st.context)));
+    }
+    for (const { item, folded } of foldConversations(sft)) {
+      progress.folded += folded.length;
+      const metadata = folded.length ? { ...item.st.context.metadata, folded_trace_ids: folded } : item.st.context.metadata;
+      yield count(progress, encodeJsonlRow(toSftRow(item.st.trace, { ...item.st.context, metadata, messages: item.messages, tools: item.tools })));
     }
   }
+}
+
+function count(progress: ExportProgress, line: string): string {
+  progress.rows++;
+  progress.bytes += Buffer.byteLength(line);
+  return line;
 }
 
 /** Lines joined into chunks of about `chunkBytes` (fewer, larger writes); a chunk never splits a line. */

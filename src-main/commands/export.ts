@@ -44,7 +44,8 @@ function mb(bytes: number): string {
 }
 
 function progressLine(p: ExportProgress): string {
-  const extra = [p.filtered ? `${p.filtered} outside the reward range` : '', p.noConversation ? `${p.noConversation} without a conversation` : '']
+  const extra = [p.filtered ? `${p.filtered} outside the reward range` : '', p.noConversation ? `${p.noConversation} without a conversation` : '',
+    p.folded ? `${p.folded} folded into longer conversations` : '']
     .filter(Boolean).join(', ');
   return `exported ${p.rows} traces from ${p.sessions} sessions (${p.completions} completions, ${mb(p.bytes)})${extra ? `; skipped ${extra}` : ''}`;
 }

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { BatchesRepo, SessionRunsRepo } from './batches.js';
-import { EnginesRepo } from './engines.js';
+import { EnginesRepo } from './engine-configs.js';
 import { CompletionsRepo } from './completions.js';
 import { migrate } from './migrations.js';
 import { SessionsRepo } from './sessions.js';

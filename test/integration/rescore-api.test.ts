@@ -80,6 +80,7 @@ describe('POST /api/traces/rescore', () => {
     expect(body.overall.maxAbsDelta).toBeLessThan(1e-6);
     expect(Math.abs(body.overall.klEstimate)).toBeLessThan(1e-6);
     expect(body.overall.shareAbove0_5).toBe(0);
+    console.log(`sim-vllm → sim-vllm: n=${body.overall.n} mean|Δ|=${body.overall.meanAbsDelta.toExponential(2)} max|Δ|=${body.overall.maxAbsDelta.toExponential(2)}`);
     for (const [i, t] of body.traces.entries()) {
       const tr = traces[i];
       expect(t.sourceEngine).toBe('sim-vllm');
@@ -104,6 +105,8 @@ describe('POST /api/traces/rescore', () => {
     expect(body.overall.histogram).toHaveLength(10);
     expect(body.overall.histogram.reduce((a: number, b: { count: number }) => a + b.count, 0)).toBe(n);
     expect(body.traces.every((t: { deltas: number[] }) => t.deltas.some((d) => d !== 0))).toBe(true);
+    const o = body.overall;
+    console.log(`sim-vllm → sim-sglang: n=${o.n} mean|Δ|=${o.meanAbsDelta.toFixed(5)} max|Δ|=${o.maxAbsDelta.toFixed(5)} KL k1=${o.klEstimate.toFixed(5)} k3=${o.klK3.toFixed(6)} share>0.5=${o.shareAbove0_5}`);
   });
 
   it('sim-sglang (token mode) traces: exact on sim-sglang, small non-zero Δ on sim-vllm', async () => {

@@ -18,7 +18,6 @@ type Msg = OpenAI.Chat.ChatCompletionMessageParam;
 
 function evaluate(expr: string): string {
   const clean = expr.replace(/[^0-9+\-*/(). ]/g, '');
-  // eslint-disable-next-line no-new-func
   return String(Function(`"use strict"; return (${clean});`)());
 }
 

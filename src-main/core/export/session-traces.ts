@@ -152,3 +152,52 @@ export function canonicalConversation(rec: Pick<CompletionRecord, 'dialect' | 'r
   }
   return { messages: [...req.messages, assistantMessage(rec.response.message)], tools: req.tools };
 }
+
+function stableJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v as object).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+function argumentsKey(args: string): string {
+  try {
+    return stableJson(JSON.parse(args));
+  } catch {
+    return args;
+  }
+}
+
+/**
+ * A message as SFT folding compares it: role, text content (trimmed), tool calls (id, name, arguments
+ * as parsed JSON), tool_call_id, name. Reasoning and dialect extras are left out: agents often drop
+ * reasoning when they echo an assistant turn back.
+ */
+export function messageKey(m: ChatMessage): string {
+  const text = typeof m.content === 'string' ? m.content
+    : Array.isArray(m.content) ? m.content.map((p) => (p.type === 'text' && typeof p.text === 'string' ? p.text : stableJson(p))).join('')
+    : '';
+  return stableJson({
+    r: m.role, c: text.trim(), i: m.tool_call_id ?? null, n: m.name ?? null,
+    t: (m.tool_calls ?? []).map((c) => [c.id, c.function?.name, argumentsKey(c.function?.arguments ?? '')]),
+  });
+}
+
+/**
+ * SFT rows of one session, one per distinct conversation: a conversation that is a prefix of another
+ * one with the same reward (chat mode re-renders history, so a chain can break while the conversation
+ * simply went on) is folded into the longest conversation containing it. Returns the kept items in
+ * their input order, each with the ids it absorbed.
+ */
+export function foldConversations<T extends { id: string; reward: number | null; messages: ChatMessage[] }>(items: readonly T[]): Array<{ item: T; folded: string[] }> {
+  const keyed = items.map((item, order) => ({ item, order, keys: item.messages.map(messageKey), folded: [] as string[] }));
+  const byLength = [...keyed].sort((a, b) => b.keys.length - a.keys.length || a.order - b.order);
+  const kept: typeof keyed = [];
+  for (const x of byLength) {
+    const host = kept.find((k) => k.item.reward === x.item.reward && x.keys.every((key, i) => k.keys[i] === key));
+    if (host) host.folded.push(x.item.id, ...x.folded);
+    else kept.push(x);
+  }
+  return kept.sort((a, b) => a.order - b.order).map((k) => ({ item: k.item, folded: k.folded }));
+}
