@@ -48,6 +48,17 @@ describe(`qwen-code ${QWEN_CODE_VERSION}`, () => {
       expect(nextPrompt).toContain('<tool_call>');
       expect(nextPrompt).toContain('run_shell_command');
       expect(nextPrompt).toMatch(/<tool_response>[\s\S]*3[\s\S]*<\/tool_response>/);
+
+      if (engine === 'sim-sglang') {
+        // Token mode: the whole agent run merges into one training trace, proven against the engine's ids.
+        const { traces } = await app.api(`/api/sessions/${session.id}/traces?builder=prefix-merge`);
+        const main = traces.find((t: any) => t.completionIds.includes(next.id));
+        expect(main.completionIds).toEqual(ok.filter((c: any) => main.completionIds.includes(c.id)).map((c: any) => c.id));
+        expect(main.completionIds.length).toBeGreaterThanOrEqual(2);
+        const last = ok.find((c: any) => c.id === main.completionIds.at(-1));
+        expect([...main.promptIds, ...main.responseIds]).toEqual([...last.promptIds, ...last.outputIds]);
+        expect(main.breaks).toEqual([]);
+      }
     });
   }
 });
