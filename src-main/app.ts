@@ -1,4 +1,5 @@
 // Composition root (DESIGN §2): store, engines, gateway, control API and UI in one process.
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,7 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import fastifyStatic from '@fastify/static';
 import { registerControlApi } from './api/index.js';
 import { EventBus } from './api/events.js';
-import { closeEnginePools } from './engines/http.js';
+import { closeEnginePools, setEngineTimeouts, type EngineTimeouts } from './engines/http.js';
 import { EnginePool } from './engines/pool.js';
 import { startSimEngine } from './engines/sim/index.js';
 import { parseEngineConfig } from './engines/topology.js';
@@ -30,6 +31,14 @@ export interface AppConfig {
   /** Required when binding a non-loopback host. */
   controlToken?: string;
   bodyLimitBytes?: number;
+  /**
+   * Engine calls: how long to wait for response headers, and for anything between body chunks, before the
+   * agent gets a dialect-shaped 504 and the completion is recorded as `error`. Default 300 s each.
+   * Applies to the engines configured at start (sim, `engines`, stored topology).
+   */
+  engineTimeouts?: Partial<EngineTimeouts>;
+  /** Agent calls one session may have in flight at once; more get a dialect-shaped 429. Default 64. */
+  maxConcurrentPerSession?: number;
   healthIntervalMs?: number;
   uiDir?: string;
   /** Rollout manager knobs: where agent CLIs are installed (default <dataDir>/agents), callback retry policy. */
@@ -76,6 +85,10 @@ export async function createApp(config: AppConfig): Promise<App> {
     engines.push(...storedEngines(store, new Set(engines.map((e) => e.id))));
     const pool = new EnginePool(engines);
     closers.push(() => closeEnginePools());
+    if (config.engineTimeouts) {
+      const restore = setEngineTimeouts(engines.flatMap((e) => e.replicas), config.engineTimeouts);
+      closers.push(async () => restore());
+    }
     pool.startHealthChecks(config.healthIntervalMs ?? 5000);
     closers.push(async () => pool.stopHealthChecks());
     const events = new EventBus();
@@ -88,7 +101,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     installErrorHandler(server);
     if (config.controlToken) requireControlToken(server, config.controlToken);
     await registerControlApi(server, { store, pool, events, baseUrl: () => baseUrl, rollouts });
-    await registerGateway(server, { store, pool, events, turns: new SessionTurnCache() });
+    await registerGateway(server, { store, pool, events, turns: new SessionTurnCache(), maxConcurrentPerSession: config.maxConcurrentPerSession });
     await registerUi(server, config.uiDir ?? DEFAULT_UI_DIR);
 
     await server.listen({ host, port: config.port ?? 8321 });
@@ -126,10 +139,20 @@ function installErrorHandler(server: FastifyInstance): void {
   });
 }
 
+/**
+ * The control API answers only `Authorization: Bearer <token>`, compared in constant time (digests of equal
+ * length). The matched route decides what is control API, not the raw URL, so an encoded path
+ * (`/%61pi/…`) cannot slip past. Agent routes keep their session keys.
+ */
 function requireControlToken(server: FastifyInstance, token: string): void {
+  const expected = createHash('sha256').update(`Bearer ${token}`).digest();
   server.addHook('onRequest', async (req, reply) => {
-    if (!req.url.startsWith('/api/')) return;
-    if (req.headers.authorization !== `Bearer ${token}`) reply.code(401).send({ error: { message: 'control token required', type: 'authentication_error' } });
+    const route = req.routeOptions?.url ?? '';
+    if (!route.startsWith('/api/') && !req.url.startsWith('/api/')) return;
+    const given = createHash('sha256').update(req.headers.authorization ?? '').digest();
+    if (!timingSafeEqual(given, expected)) {
+      return reply.code(401).send({ error: { message: 'control token required', type: 'authentication_error' } });
+    }
   });
 }
 

@@ -14,6 +14,31 @@ function poolFor(origin: string): Pool {
   return pool;
 }
 
+/** How long an engine may take to send response headers, and to send anything between body chunks. */
+export interface EngineTimeouts {
+  headersMs: number;
+  bodyMs: number;
+}
+
+/**
+ * Defaults are generous on purpose: an engine may queue a request for minutes before answering, and a
+ * paused engine (weight sync, `keep` mode) holds open streams silent until it resumes.
+ */
+export const DEFAULT_ENGINE_TIMEOUTS: Readonly<EngineTimeouts> = { headersMs: 300_000, bodyMs: 300_000 };
+const timeoutsByOrigin = new Map<string, EngineTimeouts>();
+
+/**
+ * Timeouts for generation calls to these replicas (createApp registers its engines' replicas, so the
+ * setting is per app). Calls that pass their own timeoutMs (health checks, metrics) keep it.
+ * Returns a function that restores the defaults.
+ */
+export function setEngineTimeouts(replicas: Iterable<string>, timeouts: Partial<EngineTimeouts>): () => void {
+  const t: EngineTimeouts = { ...DEFAULT_ENGINE_TIMEOUTS, ...timeouts };
+  const origins = [...replicas].map((r) => new URL(r).origin);
+  for (const o of origins) timeoutsByOrigin.set(o, t);
+  return () => { for (const o of origins) if (timeoutsByOrigin.get(o) === t) timeoutsByOrigin.delete(o); };
+}
+
 export async function closeEnginePools(): Promise<void> {
   const all = [...pools.values()];
   pools.clear();
@@ -32,21 +57,32 @@ export interface EngineHttpRequest {
 
 export async function engineRequest(req: EngineHttpRequest): Promise<Dispatcher.ResponseData> {
   const url = new URL(req.path.replace(/^\//, ''), req.baseUrl.endsWith('/') ? req.baseUrl : req.baseUrl + '/');
+  const t = timeoutsByOrigin.get(url.origin) ?? DEFAULT_ENGINE_TIMEOUTS;
+  const headersTimeout = req.timeoutMs ?? t.headersMs;
+  const bodyTimeout = req.timeoutMs ?? t.bodyMs;
   try {
-    return await poolFor(url.origin).request({
+    const res = await poolFor(url.origin).request({
       path: url.pathname + url.search,
       method: req.method ?? (req.body === undefined ? 'GET' : 'POST'),
       headers: { ...(req.body === undefined ? {} : { 'content-type': 'application/json' }), ...req.headers },
       body: req.body === undefined ? undefined : JSON.stringify(req.body),
       signal: req.signal,
-      headersTimeout: req.timeoutMs ?? 300_000,
-      bodyTimeout: req.timeoutMs ?? 300_000,
+      headersTimeout,
+      bodyTimeout,
     });
+    bodyTimeouts.set(res.body, bodyTimeout);
+    return res;
   } catch (err) {
     if (req.signal?.aborted) throw err;
+    if ((err as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT') {
+      throw new EngineError(`engine at ${url.origin} sent no response within ${headersTimeout} ms`, 504);
+    }
     throw new EngineError(`engine unreachable at ${url.origin}: ${(err as Error).message}`, 502);
   }
 }
+
+/** The body timeout each response was opened with (for the error message when it fires). */
+const bodyTimeouts = new WeakMap<object, number>();
 
 /** An engine's own health route answered 200 (both engines use `/health`). */
 export async function probeHealth(replica: string, signal?: AbortSignal, timeoutMs = 5000): Promise<boolean> {
@@ -68,7 +104,11 @@ export async function engineErrorFrom(res: Dispatcher.ResponseData): Promise<Eng
   return new EngineError(message, res.statusCode);
 }
 
-/** Yields the `data:` payloads of an SSE body as they arrive, stopping at `[DONE]`. */
+/**
+ * Yields the `data:` payloads of an SSE body as they arrive, stopping at `[DONE]`. vLLM and SGLang end every
+ * stream with `[DONE]`: a body that ends without it (a cut connection, a proxy timeout, not SSE at all)
+ * is an engine failure, never a complete answer.
+ */
 export async function* sseData(res: Dispatcher.ResponseData): AsyncGenerator<unknown> {
   const pending: string[] = [];
   const parser = createParser({ onEvent: (ev) => { pending.push(ev.data); } });
@@ -82,6 +122,7 @@ export async function* sseData(res: Dispatcher.ResponseData): AsyncGenerator<unk
         yield parseEvent(data);
       }
     }
+    throw new EngineError('engine stream ended without [DONE]', 502, true);
   } finally {
     res.body.destroy();
   }
@@ -91,6 +132,9 @@ async function* streamChunks(res: Dispatcher.ResponseData): AsyncGenerator<Uint8
   try {
     for await (const chunk of res.body) yield chunk as Uint8Array;
   } catch (err) {
+    if ((err as { code?: string }).code === 'UND_ERR_BODY_TIMEOUT') {
+      throw new EngineError(`engine stream stalled: nothing received for ${bodyTimeouts.get(res.body) ?? '?'} ms`, 504, true);
+    }
     throw new EngineError(`engine stream broke: ${(err as Error).message}`, 502, true);
   }
 }
@@ -100,7 +144,10 @@ function parseEvent(data: string): unknown {
   try { payload = JSON.parse(data); } catch {
     throw new EngineError(`engine sent a malformed stream event: ${data.slice(0, 200)}`, 502, true);
   }
-  if (payload && typeof payload === 'object' && 'error' in payload && (payload as { error: unknown }).error) {
+  if (!payload || typeof payload !== 'object' || Array.isArray(payload)) {
+    throw new EngineError(`engine sent a stream event that is not a JSON object: ${data.slice(0, 200)}`, 502, true);
+  }
+  if ('error' in payload && (payload as { error: unknown }).error) {
     const e = (payload as { error: { message?: string; code?: number } | string }).error;
     const msg = typeof e === 'string' ? e : e.message ?? 'engine error';
     throw new EngineError(msg, typeof e === 'object' && typeof e.code === 'number' ? e.code : 500, true);

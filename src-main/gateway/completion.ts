@@ -84,7 +84,7 @@ export async function handleCompletion(
     if (canonical.stream) {
       encoder ??= openStream(reply, codec, context, state, canonical);
       write(reply, encoder.finish(response));
-      reply.raw.end();
+      endStream(reply);
     } else {
       reply.code(200).send(codec.encodeResponse(response, context));
     }
@@ -103,7 +103,7 @@ export async function handleCompletion(
     if (clientGone) { reply.raw.destroy(); return; }
     if (encoder) {
       write(reply, encoder.error(status >= 400 ? status : 502, message));
-      reply.raw.end();
+      endStream(reply);
     } else {
       sendDialectError(reply, codec, status >= 400 && status < 600 ? status : 502, message);
     }
@@ -139,6 +139,23 @@ function openStream(reply: FastifyReply, codec: DialectCodec, context: unknown, 
   return encoder;
 }
 
+/** Ends the SSE response; corked frames go first (http's end() does not flush a corked chunked body). */
+function endStream(reply: FastifyReply): void {
+  const raw = reply.raw;
+  while (raw.writableCorked) raw.uncork();
+  raw.end();
+}
+
+/**
+ * Frames produced in the same tick (one engine chunk often carries several tokens) leave in one write:
+ * the socket is corked until the next tick, so a burst of deltas costs one syscall, not one per token.
+ */
 function write(reply: FastifyReply, frames: string[]): void {
-  if (frames.length) reply.raw.write(frames.join(''));
+  if (!frames.length) return;
+  const raw = reply.raw;
+  if (!raw.writableCorked) {
+    raw.cork();
+    process.nextTick(() => raw.uncork());
+  }
+  raw.write(frames.join(''));
 }

@@ -9,4 +9,6 @@ export interface GatewayDeps {
   pool: EnginePool;
   events: EventBus;
   turns: SessionTurnCache;
+  /** Agent calls one session may have in flight at once (default 64); more get a dialect-shaped 429. */
+  maxConcurrentPerSession?: number;
 }

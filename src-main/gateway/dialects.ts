@@ -1,6 +1,6 @@
 // Which codec serves which agent-facing path, and what the URL tells the codec.
 import type { FastifyRequest } from 'fastify';
-import type { DialectCodec, ParseContext } from '../core/dialects/codec.js';
+import { DialectError, type DialectCodec, type ParseContext } from '../core/dialects/codec.js';
 import { anthropicCodec } from '../core/dialects/anthropic.js';
 import { geminiCodec } from '../core/dialects/gemini.js';
 import { openAIChatCodec } from '../core/dialects/openai-chat.js';
@@ -17,21 +17,39 @@ export interface DialectRoute {
 const GEMINI_ACTIONS: Record<string, boolean> = { generateContent: false, streamGenerateContent: true };
 
 function geminiContext(req: FastifyRequest): ParseContext | { error: string } {
-  const modelAction = (req.params as { modelAction: string }).modelAction;
+  // A wildcard, not a segment: served model names often have a slash (`Qwen/Qwen3-8B`).
+  const modelAction = (req.params as { '*': string })['*'];
   const at = modelAction.lastIndexOf(':');
   const action = at < 0 ? '' : modelAction.slice(at + 1);
   if (!(action in GEMINI_ACTIONS)) return { error: `unsupported method ${action || '(none)'}; use generateContent or streamGenerateContent` };
   return { urlModel: modelAction.slice(0, at), urlStream: GEMINI_ACTIONS[action]! };
 }
 
+/**
+ * A conversation with nothing in it is the agent's mistake, not an engine error to record: answer it in
+ * the dialect (naming the dialect's own field) before any engine is called.
+ */
+function nonEmpty(codec: DialectCodec, field: string, status?: string): DialectCodec {
+  return {
+    ...codec,
+    parseRequest(body, ctx) {
+      const parsed = codec.parseRequest(body, ctx);
+      if (parsed.canonical.messages.length === 0) throw new DialectError(`${field}: at least one message is required`, 400, status);
+      return parsed;
+    },
+  };
+}
+
+const geminiRouteCodec = nonEmpty(geminiCodec as DialectCodec, 'contents', 'INVALID_ARGUMENT');
+
 export const dialectRoutes: DialectRoute[] = [
-  { codec: openAIChatCodec as DialectCodec, path: '/v1/chat/completions' },
-  { codec: responsesCodec as DialectCodec, path: '/v1/responses' },
-  { codec: anthropicCodec as DialectCodec, path: '/v1/messages' },
+  { codec: nonEmpty(openAIChatCodec as DialectCodec, 'messages'), path: '/v1/chat/completions' },
+  { codec: nonEmpty(responsesCodec as DialectCodec, 'input'), path: '/v1/responses' },
+  { codec: nonEmpty(anthropicCodec as DialectCodec, 'messages'), path: '/v1/messages' },
   // Gemini CLI (genai SDK 1.x) calls v1beta; @google/genai 2+ defaults to v1; both are the same surface.
   ...['v1beta', 'v1', 'v1alpha'].map((version): DialectRoute => ({
-    codec: geminiCodec as DialectCodec,
-    path: `/${version}/models/:modelAction`,
+    codec: geminiRouteCodec,
+    path: `/${version}/models/*`,
     parseContext: geminiContext,
   })),
 ];

@@ -10,8 +10,12 @@ import { sendDialectError } from './errors.js';
 import { resolveSession } from './session-auth.js';
 
 const PREFIXES = ['/s/:key', ''];
+export const DEFAULT_MAX_CONCURRENT_PER_SESSION = 64;
 
 export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): Promise<void> {
+  const limit = Math.max(1, deps.maxConcurrentPerSession ?? DEFAULT_MAX_CONCURRENT_PER_SESSION);
+  /** Agent calls in flight per session id. */
+  const inFlight = new Map<string, number>();
   for (const prefix of PREFIXES) {
     // Agents probe their base URL (Claude Code sends `HEAD /`); fastify answers HEAD from GET routes,
     // and the bare origin's GET / is the UI.
@@ -24,7 +28,18 @@ export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): 
         if (session.status !== 'active') return sendDialectError(reply, route.codec, 409, `session ${session.id} is ${session.status}; create a new session`);
         const ctx = route.parseContext?.(req) ?? {};
         if ('error' in ctx) return sendDialectError(reply, route.codec, 404, ctx.error);
-        await handleCompletion(deps, route.codec, session, req, reply, ctx);
+        const running = inFlight.get(session.id) ?? 0;
+        if (running >= limit) {
+          return sendDialectError(reply, route.codec, 429, `too many concurrent requests for this session (${running} in flight, limit ${limit}); retry when one finishes`);
+        }
+        inFlight.set(session.id, running + 1);
+        try {
+          await handleCompletion(deps, route.codec, session, req, reply, ctx);
+        } finally {
+          const left = (inFlight.get(session.id) ?? 1) - 1;
+          if (left > 0) inFlight.set(session.id, left);
+          else inFlight.delete(session.id);
+        }
       });
     }
 

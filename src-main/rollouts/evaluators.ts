@@ -28,9 +28,10 @@ function clip(s: string, limit = OUTPUT_LIMIT): string {
 /** The answer part of an agent's final output (rule 1 above). */
 export function extractAnswer(text: string): string {
   const t = text.trim();
-  const answers = [...t.matchAll(/the (?:final )?answer is[:\s]*([^\n]*)/gi)];
-  if (answers.length) {
-    const a = answers[answers.length - 1][1].trim();
+  const marks = [...t.matchAll(/the (?:final )?answer is[: \t]*/gi)];
+  if (marks.length) {
+    const last = marks[marks.length - 1];
+    const a = t.slice(last.index + last[0].length).split('\n')[0].trim();
     if (a) return a;
   }
   const boxed = [...t.matchAll(/\\boxed\{([^{}]*)\}/g)];

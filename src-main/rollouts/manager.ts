@@ -82,6 +82,8 @@ interface ActiveBatch {
   keepWorkDirs: boolean;
   abort: AbortController;
   running: Map<string, number | null>;
+  /** Live tallies for progress events (the store stays the source of truth for results). */
+  stats: { total: number; started: number; finished: number; failed: number; interrupted: number; rewardSum: number; rewardN: number };
   done: Promise<void>;
 }
 
@@ -190,6 +192,7 @@ export class RolloutManager {
       record, tasks, harness, options, engineId, model: engine.config.model, timeoutMs,
       evaluator: spec.evaluator ?? null, keepWorkDirs: spec.keepWorkDirs ?? false,
       abort: new AbortController(), running: new Map(), done: Promise.resolve(),
+      stats: { total: tasks.length * spec.n, started: 0, finished: 0, failed: 0, interrupted: 0, rewardSum: 0, rewardN: 0 },
     };
     this.active.set(id, active);
     this.emitBatch(id, 'queued');
@@ -284,8 +287,13 @@ export class RolloutManager {
     const worker = async () => {
       while (next < jobs.length && !b.abort.signal.aborted && !this.closed) {
         const job = jobs[next++];
-        await this.runSample(b, job, bin).catch((err: Error) => {
+        const track: { sessionId: string | null; ended: boolean } = { sessionId: null, ended: false };
+        await this.runSample(b, job, bin, track).catch(async (err: Error) => {
           console.error(`rollgate: batch ${b.record.id} task ${job.task.id} sample ${job.sampleIndex}: ${err.stack ?? err.message}`);
+          if (track.sessionId && !track.ended && !this.closed) {
+            this.tally(b, 'failed', null);
+            await this.opts.store.writer.updateSession(track.sessionId, { status: 'failed', finishedAt: Date.now() }).catch(() => undefined);
+          }
         });
         if (!this.closed) this.emitBatch(b.record.id, 'running');
       }
@@ -304,7 +312,15 @@ export class RolloutManager {
     if (cur.callbackUrl) this.sendCallback(b.record.id);
   }
 
-  private async runSample(b: ActiveBatch, job: Job, bin: string | null): Promise<void> {
+  private tally(b: ActiveBatch, status: 'finished' | 'failed' | 'interrupted', reward: number | null): void {
+    b.stats[status]++;
+    if (typeof reward === 'number' && status !== 'interrupted') {
+      b.stats.rewardSum += reward;
+      b.stats.rewardN++;
+    }
+  }
+
+  private async runSample(b: ActiveBatch, job: Job, bin: string | null, track: { sessionId: string | null; ended: boolean }): Promise<void> {
     const { store, events } = this.opts;
     const { task, sampleIndex } = job;
     const batchId = b.record.id;
@@ -312,6 +328,8 @@ export class RolloutManager {
     const metadata: Record<string, unknown> = { groupId, sampleIndex, batchId, dataset: b.record.spec.dataset, ...(task.metadata ? { task: task.metadata } : {}) };
     const session = newSession({ engineId: b.engineId, harness: b.harness.name, taskId: task.id, batchId, metadata });
     await store.writer.putSession(session);
+    track.sessionId = session.id;
+    b.stats.started++;
     events.emit({ type: 'session', id: session.id, status: session.status });
 
     const ctx: HarnessContext = {
@@ -361,6 +379,8 @@ export class RolloutManager {
 
     if (outcome === 'cancelled') {
       store.runs.update(session.id, { ...common, status: 'done', outcome, error: 'cancelled', finishedAt: Date.now() });
+      track.ended = true;
+      this.tally(b, 'interrupted', null);
       await store.writer.updateSession(session.id, { status: 'interrupted', finishedAt: Date.now(), metadata: { ...metadata, outcome } });
       events.emit({ type: 'session', id: session.id, status: 'interrupted' });
       this.cleanup(b, dirsRoot);
@@ -375,6 +395,8 @@ export class RolloutManager {
     if (this.closed) return;
     if (b.abort.signal.aborted && verdict.error === 'check cancelled') {
       store.runs.update(session.id, { ...common, status: 'done', outcome: 'cancelled', evaluator: verdict, error: 'cancelled', finishedAt: Date.now() });
+      track.ended = true;
+      this.tally(b, 'interrupted', null);
       await store.writer.updateSession(session.id, { status: 'interrupted', finishedAt: Date.now(), metadata: { ...metadata, outcome: 'cancelled' } });
       events.emit({ type: 'session', id: session.id, status: 'interrupted' });
       this.cleanup(b, dirsRoot);
@@ -386,6 +408,8 @@ export class RolloutManager {
     const reward = verdict.reward ?? current?.reward ?? null;
     const status = outcome === 'ok' && !verdict.error ? 'finished' : 'failed';
     store.runs.update(session.id, { ...common, status: 'done', outcome, evaluator: verdict, error: agentError, finishedAt: Date.now() });
+    track.ended = true;
+    this.tally(b, status, reward);
     await store.writer.updateSession(session.id, {
       status, reward, finishedAt: Date.now(),
       metadata: {
@@ -405,6 +429,18 @@ export class RolloutManager {
   // ---- events and callbacks ----
 
   private emitBatch(id: string, status: string): void {
+    const b = this.active.get(id);
+    if (b && status !== 'completed' && status !== 'cancelled' && status !== 'failed') {
+      const st = b.stats;
+      const done = st.finished + st.failed + st.interrupted;
+      const running = st.started - done;
+      this.opts.events.emit({
+        type: 'batch', id, status, total: st.total, done, running, queued: st.total - st.started,
+        finished: st.finished, failed: st.failed, interrupted: st.interrupted,
+        meanReward: st.rewardN ? Math.round((st.rewardSum / st.rewardN) * 1e6) / 1e6 : null,
+      });
+      return;
+    }
     const view = this.get(id);
     if (!view) return;
     const c = view.counts;

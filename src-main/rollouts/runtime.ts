@@ -3,6 +3,7 @@
 // the process ends, times out or is cancelled (agents leave daemons behind: MCP servers, LSPs, shells).
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 
 /** Keeps the first and the last `limit/2` bytes of a stream, and how many bytes were dropped between. */
@@ -185,9 +186,26 @@ export function prepareRunDirs(root: string, files: Record<string, string> | und
   return dirs;
 }
 
+/**
+ * A folder holding a `node` that runs this process's runtime. Under plain Node that is the folder of
+ * process.execPath; inside Electron, process.execPath is the app, so a tiny `node` shim runs it with
+ * ELECTRON_RUN_AS_NODE=1 (agents' `#!/usr/bin/env node` and the builtin agent then work in the desktop app).
+ */
+let shimDir: string | null = null;
+export function nodeBinDir(): string {
+  if (!process.versions.electron) return dirname(process.execPath);
+  if (shimDir) return shimDir;
+  const dir = join(tmpdir(), `rollgate-node-shim-${process.getuid?.() ?? 'u'}`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'node'), `#!/bin/sh\nELECTRON_RUN_AS_NODE=1 exec ${JSON.stringify(process.execPath)} "$@"\n`);
+  chmodSync(join(dir, 'node'), 0o755);
+  shimDir = dir;
+  return dir;
+}
+
 /** The environment every run starts from: no inherited secrets, node on PATH, a private HOME and TMPDIR. */
 export function baseEnv(dirs: Pick<RunDirs, 'home' | 'tmp'>, extraPath: string[] = []): Record<string, string> {
-  const path = [...extraPath, dirname(process.execPath), process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin']
+  const path = [...extraPath, nodeBinDir(), process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin']
     .filter((p, i, all) => p && all.indexOf(p) === i).join(':');
   const env: Record<string, string> = {
     PATH: path, HOME: dirs.home, TMPDIR: dirs.tmp, TERM: 'dumb', CI: '1', NO_COLOR: '1', FORCE_COLOR: '0',

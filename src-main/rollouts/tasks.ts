@@ -39,12 +39,14 @@ export const evaluatorSpec = z.discriminatedUnion('type', [
 export type EvaluatorSpec = z.infer<typeof evaluatorSpec>;
 
 export const taskSchema = z.object({
-  id: z.string().min(1).max(200).regex(/^[^\s/\\:]+$/, 'must not contain whitespace, slashes or colons'),
+  id: z.string().min(1, 'must not be empty').max(200).regex(/^[^\s/\\:]*$/, 'must not contain whitespace, slashes or colons'),
   prompt: z.string().min(1),
   files: z.record(relPath, z.string()).optional(),
   expected: z.union([z.string(), z.number().finite()]).transform(String).optional(),
   /** A shell command run in the work folder (the command evaluator), or an explicit evaluator. */
-  check: z.union([z.string().min(1), evaluatorSpec]).optional(),
+  check: z.union([z.string().min(1), evaluatorSpec], {
+    error: 'must be a shell command (string) or an evaluator {type: "exact"|"regex"|"command"|"json", …}',
+  }).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
 }).strict();
 export type Task = z.infer<typeof taskSchema>;
@@ -59,7 +61,14 @@ export class DatasetError extends Error {
 export interface Dataset { name: string; source: string; tasks: Task[] }
 
 function issuePath(path: ReadonlyArray<PropertyKey>): string {
-  return path.length ? path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[') : 'row';
+  if (!path.length) return 'row';
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : /^[A-Za-z_$][\w$]*$/.test(String(p)) ? `${i ? '.' : ''}${String(p)}` : `[${JSON.stringify(String(p))}]`)).join('');
+}
+
+function issueMessage(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') return `unknown field(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+  if (issue.code === 'invalid_key') return issue.issues[0]?.message ?? issue.message;
+  return issue.message;
 }
 
 /** Validates task objects; `where(i)` names a row in errors (e.g. "line 3"). Throws DatasetError listing every problem. */
@@ -71,9 +80,7 @@ export function validateTasks(rows: unknown[], source: string, where: (i: number
     const r = taskSchema.safeParse(row);
     if (!r.success) {
       for (const issue of r.error.issues) {
-        const field = issuePath(issue.path);
-        const msg = issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
-        problems.push(`${where(i)}: ${field}: ${msg}`);
+        problems.push(`${where(i)}: ${issuePath(issue.path)}: ${issueMessage(issue)}`);
       }
       return;
     }

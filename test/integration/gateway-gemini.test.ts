@@ -130,3 +130,18 @@ describe('Gemini tool round trip (Gemini CLI shape)', () => {
     });
   }
 });
+
+describe('Gemini URLs', () => {
+  it('serves model names with a slash, on v1beta (Gemini CLI) and v1 (@google/genai default)', async () => {
+    const session = await app.createSession({ engine: 'sim-vllm' });
+    for (const apiVersion of ['v1beta', 'v1']) {
+      const ai = new GoogleGenAI({ apiKey: session.key, httpOptions: { baseUrl: session.urls.gemini, apiVersion } });
+      const r = await ai.models.generateContent({ model: 'Qwen/Qwen3-8B', contents: 'say hi' });
+      expect(r.text).toBeTruthy();
+      expect(r.modelVersion).toBe('Qwen/Qwen3-8B');
+    }
+    const unknown = await fetch(`${session.urls.gemini}/v1beta/models/Qwen/Qwen3-8B:embedContent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(unknown.status).toBe(404);
+    expect((await unknown.json()).error).toMatchObject({ code: 404, status: 'NOT_FOUND' });
+  });
+});

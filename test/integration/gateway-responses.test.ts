@@ -67,7 +67,8 @@ describe('captured Responses requests replay', () => {
           expect(c.outputIds.length).toBeGreaterThan(0);
           expect(c.outputLogprobs).toHaveLength(c.outputIds.length);
           expect(c.usage.prompt_tokens).toBe(response.usage!.input_tokens);
-          expect(c.requestReceived.input).toEqual(cap.body.input);
+          // The SDK sent the captured body as it was, and it is recorded as received.
+          expect(c.requestReceived).toEqual({ ...cap.body, stream });
         });
       }
     }

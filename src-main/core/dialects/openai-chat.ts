@@ -20,6 +20,8 @@ const messageSchema = z.looseObject({
   tool_call_id: z.string().optional(),
   reasoning: z.string().nullish(),
   reasoning_content: z.string().nullish(),
+}).superRefine((m, ctx) => {
+  if (m.role === 'tool' && m.tool_call_id === undefined) ctx.addIssue({ code: 'custom', path: ['tool_call_id'], message: 'required for role "tool"' });
 });
 
 const toolSchema = z.looseObject({

@@ -20,7 +20,8 @@ export const builtinHarness: Harness = {
     return {
       file: process.execPath,
       args: [BUILTIN_AGENT_PATH, '--max-turns', String(ctx.options.maxTurns ?? 8), '--', ctx.prompt],
-      env: {},
+      // Inside the desktop app process.execPath is Electron: run it as plain Node.
+      env: process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : ({} as Record<string, string>),
     };
   },
 };

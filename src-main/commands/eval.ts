@@ -1,0 +1,154 @@
+// `rollgate eval`: runs one batch in-process (embedded sim engines unless --no-sim, port 0) with a
+// progress bar on stderr, then prints a per-task reward table on stdout (DESIGN §11).
+// Exit codes: 0 batch completed (whatever the rewards), 1 batch failed/cancelled/interrupted, 2 bad input.
+import cliProgress from 'cli-progress';
+import { InvalidArgumentError, type Command } from 'commander';
+import { createApp, type App } from '../app.js';
+import { defaultDataDir } from '../data-dir.js';
+import { loadTopology } from '../engines/topology.js';
+import { getHarness, listHarnesses } from '../rollouts/harnesses/index.js';
+import type { BatchView } from '../rollouts/results.js';
+import { loadDataset } from '../rollouts/tasks.js';
+import { fraction } from './options.js';
+
+function positive(name: string) {
+  return (v: string) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a positive integer`);
+    return n;
+  };
+}
+
+interface EvalOptions {
+  dataset: string; harness: string; engine?: string; n: number; concurrency: number; dataDir?: string; timeoutMs?: number;
+  command?: string; maxTurns?: number; topology?: string; sim: boolean; skill?: number; json?: boolean; keepWorkDirs?: boolean;
+  progress: boolean;
+}
+
+const fmt = (x: number | null | undefined, digits = 3) => (x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(digits));
+const fmtReward = (r: number | null) => (r === null ? '-' : Number.isInteger(r) ? String(r) : String(Math.round(r * 1000) / 1000));
+
+export function rewardTable(view: BatchView): string {
+  const n = Number(view.spec.n ?? 1);
+  const ks = Object.keys(view.passAtK).map(Number).sort((a, b) => a - b);
+  const head = ['task', 'samples', 'mean', ...ks.map((k) => `pass@${k}`), 'rewards'];
+  const rows = view.tasks.map((t) => [
+    t.taskId, `${t.scored}/${n}`, fmt(t.meanReward), ...ks.map((k) => fmt(t.passAtK[k])), t.rewards.map(fmtReward).join(' '),
+  ]);
+  const width = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(width[i]))).join('  ').trimEnd();
+  const c = view.counts;
+  const out = [
+    `batch ${view.id}  ${view.status}  dataset=${view.spec.dataset}  harness=${view.spec.harness}  engine=${view.spec.engine}${view.spec.simulated ? ' (simulated)' : ''}  n=${n}`,
+    '',
+    line(head),
+    line(width.map((w) => '-'.repeat(w))),
+    ...rows.map(line),
+    '',
+    `mean reward ${fmt(view.meanReward)} over ${view.tasks.reduce((a, t) => a + t.scored, 0)} scored samples` +
+      (ks.length ? `; ${ks.map((k) => `pass@${k} ${fmt(view.passAtK[k])}`).join(', ')}` : ''),
+    `sessions: ${c.finished} finished, ${c.failed} failed, ${c.interrupted} interrupted, ${c.queued} not run (of ${c.total})`,
+  ];
+  if (view.error) out.push(`error: ${view.error}`);
+  return `${out.join('\n')}\n`;
+}
+
+export function registerEval(program: Command): void {
+  program.command('eval')
+    .description('run a batch (dataset × harness × engine × n) with a progress bar; print per-task rewards')
+    .requiredOption('--dataset <file|demo:NAME>', 'JSONL dataset file, or a demo (demo:calculator, demo:repo-fix)')
+    .requiredOption('--harness <name>', 'builtin | claude-code | codex | gemini-cli | qwen-code | opencode | command')
+    .option('--engine <id>', 'engine id (default: the first engine, sim-vllm with the embedded sims)')
+    .option('-n, --n <n>', 'samples per task', positive('n'), 1)
+    .option('--concurrency <c>', 'agents running at once', positive('concurrency'), 4)
+    .option('--data-dir <dir>', 'data folder')
+    .option('--timeout-ms <ms>', 'per-sample agent time limit', positive('timeout-ms'))
+    .option('--command <cmd>', 'command line for --harness command ({{OPENAI_BASE_URL}}, {{API_KEY}}, {{MODEL}}, {{PROMPT}}, …)')
+    .option('--max-turns <n>', 'turn limit of the builtin agent', positive('max-turns'))
+    .option('--topology <file>', 'YAML file describing engines')
+    .option('--no-sim', 'do not start the embedded simulated engines')
+    .option('--skill <p>', 'sim policy skill (0..1)', fraction)
+    .option('--keep-work-dirs', 'keep each run\'s work folder under <data-dir>/runs/')
+    .option('--json', 'print the batch result as JSON instead of a table')
+    .option('--no-progress', 'no progress bar')
+    .action(async (opts: EvalOptions) => {
+      process.exitCode = await runEval(opts);
+    });
+}
+
+async function runEval(opts: EvalOptions): Promise<number> {
+  // Cheap checks first, so a typo fails in a second rather than after the engines start.
+  try {
+    if (!getHarness(opts.harness)) throw new Error(`unknown harness "${opts.harness}"; known: ${listHarnesses().map((h) => h.name).join(', ')}`);
+    loadDataset(opts.dataset);
+  } catch (e) {
+    console.error(`rollgate eval: ${(e as Error).message}`);
+    return 2;
+  }
+  let app: App;
+  try {
+    app = await createApp({
+      dataDir: opts.dataDir ?? defaultDataDir(), port: 0, sim: opts.sim, simSkill: opts.skill,
+      engines: opts.topology ? loadTopology(opts.topology) : [],
+    });
+  } catch (e) {
+    console.error(`rollgate eval: ${(e as Error).message}`);
+    return 2;
+  }
+  let id: string;
+  try {
+    ({ id } = app.rollouts.submit({
+      dataset: opts.dataset, harness: opts.harness, engine: opts.engine, n: opts.n, concurrency: opts.concurrency,
+      timeoutMs: opts.timeoutMs, command: opts.command, maxTurns: opts.maxTurns, keepWorkDirs: opts.keepWorkDirs,
+    }));
+  } catch (e) {
+    console.error(`rollgate eval: ${(e as Error).message}`);
+    await app.close();
+    return 2;
+  }
+
+  const total = app.rollouts.get(id)!.counts.total;
+  const showBar = opts.progress && !opts.json;
+  const bar = new cliProgress.SingleBar({
+    format: ' {bar} {value}/{total} samples | mean reward {mean} | {status}',
+    stream: process.stderr,
+    hideCursor: true,
+    noTTYOutput: true,
+    notTTYSchedule: 2000,
+    barsize: 30,
+  }, cliProgress.Presets.shades_classic);
+  if (showBar) {
+    console.error(`batch ${id}: ${total} samples (${opts.dataset} × ${opts.harness}, n=${opts.n}, concurrency ${opts.concurrency})`);
+    bar.start(total, 0, { mean: '-', status: 'starting' });
+  }
+  const unsubscribe = app.events.subscribe((ev) => {
+    if (ev.type !== 'batch' || ev.id !== id || !showBar) return;
+    if (ev.phase?.startsWith('install') || ev.phase === 'installed') {
+      bar.update({ status: (ev.message ?? '').slice(0, 80) });
+      return;
+    }
+    if (ev.done !== undefined) bar.update(ev.done, { mean: fmt(ev.meanReward), status: `${ev.running ?? 0} running` });
+  });
+
+  let interrupted = false;
+  const onSignal = () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    console.error('\ncancelling the batch (Ctrl-C again to quit at once)…');
+    void app.rollouts.cancel(id);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const view = (await app.rollouts.wait(id))!;
+  unsubscribe();
+  if (showBar) {
+    bar.update(view.counts.done, { mean: fmt(view.meanReward), status: view.status });
+    bar.stop();
+  }
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  process.stdout.write(opts.json ? `${JSON.stringify(view, null, 2)}\n` : `\n${rewardTable(view)}`);
+  await app.close();
+  return view.status === 'completed' ? 0 : 1;
+}

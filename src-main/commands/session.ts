@@ -1,0 +1,79 @@
+// `rollgate session --harness NAME`: a manual session plus ready-to-paste env/config for running that
+// agent by hand against it. With --server it asks a running Rollgate; otherwise it starts one in-process
+// (embedded sims) and keeps serving until Ctrl-C, then finishes the session.
+import type { Command } from 'commander';
+import { createApp } from '../app.js';
+import { defaultDataDir } from '../data-dir.js';
+import { loadTopology } from '../engines/topology.js';
+import { int } from './options.js';
+
+interface SessionOptions {
+  harness: string; engine?: string; server?: string; dataDir?: string; port: number; command?: string; topology?: string;
+  sim: boolean; json?: boolean; controlToken?: string;
+}
+
+async function call<T>(base: string, path: string, token: string | undefined, init: RequestInit = {}): Promise<T> {
+  const res = await fetch(`${base.replace(/\/$/, '')}${path}`, {
+    ...init,
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}), ...init.headers },
+  });
+  const body = (await res.json().catch(() => ({}))) as T & { error?: { message?: string } };
+  if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${body.error?.message ?? ''}`.trim());
+  return body;
+}
+
+async function createAndPrint(base: string, opts: SessionOptions): Promise<string> {
+  const s = await call<{ id: string }>(base, '/api/sessions', opts.controlToken, {
+    method: 'POST', body: JSON.stringify({ harness: opts.harness, ...(opts.engine ? { engine: opts.engine } : {}), metadata: { manual: true } }),
+  });
+  const q = new URLSearchParams({ sessionId: s.id, workDir: process.cwd(), ...(opts.command ? { command: opts.command } : {}) });
+  const snippet = await call<{ shell: string; env: Record<string, string> }>(base, `/api/harnesses/${encodeURIComponent(opts.harness)}/snippet?${q}`, opts.controlToken);
+  if (opts.json) process.stdout.write(`${JSON.stringify(snippet, null, 2)}\n`);
+  else {
+    process.stdout.write(`${snippet.shell}`);
+    process.stderr.write(`\n# session ${s.id}; inspect it at ${base}/#/sessions/${s.id}\n# finish it with: curl -X POST ${base}/api/sessions/${s.id}/finish -H 'content-type: application/json' -d '{"reward": 1}'\n`);
+  }
+  return s.id;
+}
+
+export function registerSession(program: Command): void {
+  program.command('session')
+    .description('create a manual session and print ready-to-paste env/config for running an agent against it')
+    .requiredOption('--harness <name>', 'builtin | claude-code | codex | gemini-cli | qwen-code | opencode | command')
+    .option('--engine <id>', 'engine id (default: the first engine)')
+    .option('--server <url>', 'a running Rollgate (e.g. http://127.0.0.1:8321); default: start one here')
+    .option('--control-token <token>', 'control token of --server', process.env.ROLLGATE_CONTROL_TOKEN)
+    .option('--data-dir <dir>', 'data folder (when starting Rollgate here)')
+    .option('--port <port>', 'port when starting Rollgate here (0 = any free port)', int('port'), 0)
+    .option('--topology <file>', 'YAML file describing engines (when starting Rollgate here)')
+    .option('--no-sim', 'do not start the embedded simulated engines (when starting Rollgate here)')
+    .option('--command <cmd>', 'command line for --harness command')
+    .option('--json', 'print the snippet as JSON')
+    .action(async (opts: SessionOptions) => {
+      if (opts.server) {
+        await createAndPrint(opts.server, opts);
+        return;
+      }
+      const app = await createApp({
+        dataDir: opts.dataDir ?? defaultDataDir(), port: opts.port, sim: opts.sim, engines: opts.topology ? loadTopology(opts.topology) : [],
+      });
+      let id: string;
+      try {
+        id = await createAndPrint(app.url, opts);
+      } catch (e) {
+        await app.close();
+        throw e;
+      }
+      process.stderr.write(`# Rollgate listening on ${app.url}; Ctrl-C finishes the session and stops.\n`);
+      let stopping = false;
+      const stop = () => {
+        if (stopping) process.exit(1);
+        stopping = true;
+        const s = app.store.sessions.get(id);
+        const finish = s?.status === 'active' ? app.store.writer.updateSession(id, { status: 'finished', finishedAt: Date.now() }) : Promise.resolve();
+        finish.catch(() => undefined).then(() => app.close()).finally(() => process.exit(0));
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    });
+}
