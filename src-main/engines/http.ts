@@ -4,11 +4,17 @@ import { createParser } from 'eventsource-parser';
 import { EngineError } from './types.js';
 
 const pools = new Map<string, Pool>();
+/**
+ * Sockets per replica. Every generation holds one for its whole stream, so this caps the calls a replica
+ * sees at once: calls beyond it wait inside Rollgate, invisible to the engine's scheduler and metrics.
+ * RL rollouts run hundreds to thousands of agents per replica, and engines queue excess work themselves.
+ */
+export const CONNECTIONS_PER_REPLICA = 2048;
 
 function poolFor(origin: string): Pool {
   let pool = pools.get(origin);
   if (!pool) {
-    pool = new Pool(origin, { connections: 256, keepAliveTimeout: 30_000, pipelining: 1 });
+    pool = new Pool(origin, { connections: CONNECTIONS_PER_REPLICA, keepAliveTimeout: 30_000, pipelining: 1 });
     pools.set(origin, pool);
   }
   return pool;
