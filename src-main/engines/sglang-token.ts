@@ -4,7 +4,8 @@ import { contextLength, fitMaxTokens } from './context-room.js';
 import { engineErrorFrom, engineRequest, probeHealth, sseData } from './http.js';
 import { buildTokenPrompt } from './token-prompt.js';
 import { loadTokenizer } from './tokenizer/index.js';
-import { EngineError, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineRun } from './types.js';
+import { type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineRun } from './types.js';
+import { CumulativeText } from './cumulative-text.js';
 import { TokenAccumulator } from './token-accumulator.js';
 import { DEFAULT_MAX_NEW_TOKENS, TokenModeOutput } from './token-output.js';
 
@@ -57,7 +58,7 @@ export class SglangTokenAdapter implements EngineAdapter {
 
     const acc = new TokenAccumulator();
     const output = new TokenModeOutput(tok, promptIds);
-    let text = '';
+    const text = new CumulativeText(Math.max(0, ...(req.stop ?? []).map((x) => x.length)));
     let last: SglangEvent['meta_info'];
     for await (const raw of sseData(res)) {
       const ev = raw as SglangEvent;
@@ -66,14 +67,13 @@ export class SglangTokenAdapter implements EngineAdapter {
         const lps = (ev.meta_info?.output_token_logprobs ?? []).map((t) => t[0] ?? 0);
         acc.replaceAll(ev.output_ids, lps);
       }
-      const full = ev.text ?? text;
-      if (full.length > text.length && full.startsWith(text)) {
-        yield* output.push(full.slice(text.length));
-      } else if (full !== text) {
-        throw new EngineError('SGLang stream is not cumulative; start SGLang without --incremental-streaming-output', 502, true);
+      if (ev.text !== undefined) {
+        const delta = text.next(ev.text, Boolean(ev.meta_info?.finish_reason));
+        if (delta) yield* output.push(delta);
       }
-      text = full;
     }
+    const rest = text.rest();
+    if (rest) yield* output.push(rest);
     yield* output.end();
 
     const capture = acc.finish();

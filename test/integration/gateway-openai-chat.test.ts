@@ -119,6 +119,29 @@ for (const engine of ['sim-vllm', 'sim-sglang']) {
   });
 }
 
+describe('stop strings', () => {
+  for (const engine of ['sim-vllm', 'sim-sglang']) {
+    for (const stream of [false, true]) {
+      it(`end the answer before the stop string on ${engine} (${stream ? 'streaming' : 'non-streaming'})`, async () => {
+        const session = await app.createSession({ engine });
+        const client = new OpenAI({ baseURL: session.urls.openai, apiKey: session.key, maxRetries: 0 });
+        const body = { model: 'Qwen/Qwen3-8B', messages: [{ role: 'user' as const, content: 'What is 6*7?' }], stop: ['answer'], chat_template_kwargs: { enable_thinking: false } };
+        let content: string;
+        if (stream) {
+          content = (await collectStream(await client.chat.completions.create({ ...body, stream: true }))).content;
+        } else {
+          content = (await client.chat.completions.create(body)).choices[0]!.message.content ?? '';
+        }
+        expect(content).toContain('42');
+        expect(content).not.toContain('answer');
+        expect(content.endsWith('The ')).toBe(true);
+        const { completions } = await app.api(`/api/sessions/${session.id}/completions`);
+        expect(completions[0].status).toBe('ok');
+      });
+    }
+  }
+});
+
 describe('gateway rejects bad input in the OpenAI shape', () => {
   it('rejects an unknown session key with a 401 the SDK understands', async () => {
     const client = new OpenAI({ baseURL: `${app.url}/s/${'0'.repeat(32)}/v1`, apiKey: 'x', maxRetries: 0 });
