@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance } from 'fastify';
+import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
 import { registerControlApi } from './api/index.js';
 import { EventBus } from './api/events.js';
@@ -99,7 +100,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     closers.push(() => rollouts.close());
     let baseUrl = '';
     installErrorHandler(server);
-    if (config.controlToken) requireControlToken(server, config.controlToken);
+    if (config.controlToken) await requireControlToken(server, config.controlToken);
     await registerControlApi(server, { store, pool, events, baseUrl: () => baseUrl, rollouts });
     await registerGateway(server, { store, pool, events, turns: new SessionTurnCache(), maxConcurrentPerSession: config.maxConcurrentPerSession });
     await registerUi(server, config.uiDir ?? DEFAULT_UI_DIR);
@@ -144,13 +145,28 @@ function installErrorHandler(server: FastifyInstance): void {
  * length). The matched route decides what is control API, not the raw URL, so an encoded path
  * (`/%61pi/…`) cannot slip past. Agent routes keep their session keys.
  */
-function requireControlToken(server: FastifyInstance, token: string): void {
-  const expected = createHash('sha256').update(`Bearer ${token}`).digest();
+const CONTROL_COOKIE = 'rollgate_control';
+
+/**
+ * Off loopback the control API needs the token: as `Authorization: Bearer <token>` (trainers), or as an
+ * HttpOnly cookie the browser UI gets by opening `/?token=<token>` once (EventSource cannot send headers).
+ */
+async function requireControlToken(server: FastifyInstance, token: string): Promise<void> {
+  await server.register(fastifyCookie);
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  const expected = digest(token);
+  const matches = (given: string | undefined) => given !== undefined && timingSafeEqual(digest(given), expected);
   server.addHook('onRequest', async (req, reply) => {
     const route = req.routeOptions?.url ?? '';
+    const fromQuery = (req.query as { token?: string } | undefined)?.token;
+    if (req.method === 'GET' && (route === '/' || req.url.startsWith('/?')) && fromQuery !== undefined) {
+      if (!matches(fromQuery)) return reply.code(401).type('text/plain').send('wrong control token');
+      reply.setCookie(CONTROL_COOKIE, token, { httpOnly: true, sameSite: 'strict', path: '/' });
+      return reply.redirect('/');
+    }
     if (!route.startsWith('/api/') && !req.url.startsWith('/api/')) return;
-    const given = createHash('sha256').update(req.headers.authorization ?? '').digest();
-    if (!timingSafeEqual(given, expected)) {
+    const bearer = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    if (!matches(bearer) && !matches(req.cookies[CONTROL_COOKIE])) {
       return reply.code(401).send({ error: { message: 'control token required', type: 'authentication_error' } });
     }
   });

@@ -66,6 +66,20 @@ describe('binding and the control token', () => {
       expect((await ctl('/api/health', {}, `Bearer ${token}`)).status).toBe(200);
     });
 
+    it('the browser UI gets the token once as an HttpOnly cookie, which the control API then accepts', async () => {
+      const wrong = await fetch(`${app.url}/?token=nope`, { redirect: 'manual' });
+      expect(wrong.status).toBe(401);
+      expect(wrong.headers.get('set-cookie')).toBeNull();
+      const right = await fetch(`${app.url}/?token=${encodeURIComponent(token)}`, { redirect: 'manual' });
+      expect(right.status).toBe(302);
+      const cookie = right.headers.get('set-cookie') ?? '';
+      expect(cookie).toMatch(/HttpOnly/);
+      expect(cookie).toMatch(/SameSite=Strict/);
+      const pair = cookie.split(';')[0]!;
+      expect((await fetch(`${app.url}/api/health`, { headers: { cookie: pair } })).status).toBe(200);
+      expect((await fetch(`${app.url}/api/health`, { headers: { cookie: 'rollgate_control=guess' } })).status).toBe(401);
+    });
+
     it('an encoded or odd path does not get round the token', async () => {
       for (const path of ['/%61pi/sessions', '/api%2Fsessions', '//api/sessions', '/api/./sessions', '/api/../api/sessions', '/API/sessions', '/api/sessions/', '/api/sessions?x=/s/']) {
         const res = await ctl(path);
