@@ -21,6 +21,7 @@ export function registerServe(program: Command): void {
     const app = await createApp({ host: opts.host, port: opts.port, dataDir: opts.dataDir ?? defaultDataDir(), sim: opts.sim, engines, controlToken: opts.controlToken });
     onSignals(app.close);
     console.log(`Rollgate listening on ${app.url}`);
+    if (opts.controlToken) console.log(`The control API needs the token: open ${app.url}/?token=<control token> once in the browser.`);
     if (opts.open) openInBrowser(app.url);
   });
 }
