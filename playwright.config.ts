@@ -23,6 +23,8 @@ export default defineConfig({
     screenshot: 'on',
     trace: 'retain-on-failure',
     viewport: { width: 1440, height: 900 },
+    // The app follows the OS theme: dark first; the specs switch to light for the light screenshots.
+    colorScheme: 'dark',
     launchOptions: {
       executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
       args: [

@@ -5,9 +5,15 @@ import { Nav } from './components/Nav.js';
 import { useRoute } from './lib/router.js';
 import { useEngines } from './store/engines.js';
 import { startLiveUpdates } from './store/live.js';
-import { EnginesView } from './views/EnginesView.js';
+import { BatchView } from './views/BatchView.js';
+import { CompareView } from './views/CompareView.js';
+import { DashboardView } from './views/DashboardView.js';
+import { ExportView } from './views/ExportView.js';
+import { LaunchView } from './views/LaunchView.js';
+import { ManualView } from './views/ManualView.js';
 import { SessionInspector } from './views/SessionInspector.js';
 import { SessionsView } from './views/SessionsView.js';
+import { TopologyView } from './views/TopologyView.js';
 
 export function App() {
   const route = useRoute();
@@ -20,10 +26,16 @@ export function App() {
       <Header />
       <div className="app-body">
         <Nav current={route} />
-        <main className="app-main">
-          {route.view === 'engines' && <EnginesView />}
+        <main className="app-main" data-view={route.view}>
+          {route.view === 'dashboard' && <DashboardView />}
+          {route.view === 'topology' && <TopologyView />}
+          {route.view === 'launch' && <LaunchView />}
+          {route.view === 'batch' && <BatchView key={route.id} id={route.id} taskId={route.taskId} />}
           {route.view === 'sessions' && <SessionsView />}
           {route.view === 'session' && <SessionInspector id={route.id} />}
+          {route.view === 'compare' && <CompareView a={route.a} b={route.b} task={route.task} />}
+          {route.view === 'export' && <ExportView batch={route.batch} />}
+          {route.view === 'manual' && <ManualView key={route.id ?? 'new'} id={route.id} />}
         </main>
       </div>
     </div>

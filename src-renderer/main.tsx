@@ -7,6 +7,7 @@ import './styles/base.css';
 import './styles/layout.css';
 import './styles/components.css';
 import './styles/tokens.css';
+import './styles/views.css';
 
 applyTheme(initialTheme());
 

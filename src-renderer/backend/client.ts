@@ -1,14 +1,41 @@
-// Minimal JSON client for the control API. Relative URLs only: the UI is served from the same origin.
-import type { CompletionsResponse, EnginesResponse, SessionSummary, SessionsResponse } from './types.js';
+// JSON client for the control API. Relative URLs only: the UI is served from the same origin.
+import type {
+  BatchDetail,
+  BatchesResponse,
+  BatchSubmit,
+  BuilderName,
+  CompletionsResponse,
+  CreatedSession,
+  DatasetInfo,
+  EngineSpec,
+  EnginesResponse,
+  Harness,
+  HarnessSnippet,
+  PauseMode,
+  RescoreResponse,
+  SessionRun,
+  SessionSummary,
+  SessionsResponse,
+  TracesResponse,
+} from './types.js';
 
 export class ApiError extends Error {
-  constructor(message: string, readonly status: number) {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly path = '',
+    readonly method = 'GET',
+  ) {
     super(message);
     this.name = 'ApiError';
   }
+  /** The route does not exist on this server (yet). */
+  get missingRoute(): boolean {
+    return (this.status === 404 || this.status === 405) && /no route|route .* not found|method not allowed/i.test(this.message);
+  }
 }
 
-async function errorMessage(res: Response): Promise<string> {
+export async function errorMessage(res: Response): Promise<string> {
   const text = await res.text().catch(() => '');
   try {
     const body = JSON.parse(text) as { error?: unknown; message?: unknown };
@@ -24,27 +51,93 @@ async function errorMessage(res: Response): Promise<string> {
   return text.slice(0, 300) || res.statusText;
 }
 
-export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
+async function request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
   let res: Response;
   try {
-    res = await fetch(path, { headers: { accept: 'application/json' }, signal });
+    res = await fetch(path, {
+      method,
+      headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+    });
   } catch (err) {
     if ((err as Error).name === 'AbortError') throw err;
-    throw new ApiError(`Cannot reach the Rollgate server (${(err as Error).message})`, 0);
+    throw new ApiError(`Cannot reach the Rollgate server (${(err as Error).message})`, 0, path, method);
   }
-  if (!res.ok) throw new ApiError(`${res.status} ${await errorMessage(res)}`, res.status);
-  return (await res.json()) as T;
+  if (!res.ok) throw new ApiError(`${res.status} ${await errorMessage(res)}`, res.status, path, method);
+  const text = await res.text();
+  return (text ? JSON.parse(text) : {}) as T;
 }
+
+export const getJson = <T,>(path: string, signal?: AbortSignal) => request<T>('GET', path, undefined, signal);
+export const postJson = <T,>(path: string, body: unknown, signal?: AbortSignal) => request<T>('POST', path, body ?? {}, signal);
 
 const enc = encodeURIComponent;
 
+function qs(params: Record<string, string | number | undefined | null>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+export interface ExportQuery {
+  batch?: string;
+  engine?: string;
+  session?: string;
+  format: 'train' | 'sft';
+  builder: BuilderName;
+  minReward?: number;
+  maxReward?: number;
+  messages?: boolean;
+}
+
+export function exportUrl(q: ExportQuery): string {
+  return `/api/export${qs({
+    batch: q.batch,
+    engine: q.engine,
+    session: q.session,
+    format: q.format,
+    builder: q.builder,
+    minReward: q.minReward,
+    maxReward: q.maxReward,
+    messages: q.messages ? '1' : undefined,
+  })}`;
+}
+
 export const api = {
-  sessions: (signal?: AbortSignal) => getJson<SessionsResponse>('/api/sessions', signal),
+  sessions: (signal?: AbortSignal, batch?: string) =>
+    getJson<SessionsResponse>(`/api/sessions${qs({ batch, limit: batch ? 1000 : undefined })}`, signal),
   session: async (id: string, signal?: AbortSignal): Promise<SessionSummary> => {
     const body = await getJson<SessionSummary | { session: SessionSummary }>(`/api/sessions/${enc(id)}`, signal);
     return 'session' in body && body.session && typeof body.session === 'object' ? body.session : (body as SessionSummary);
   },
+  createSession: (body: { engine?: string; harness?: string }) => postJson<CreatedSession>('/api/sessions', body),
   completions: (id: string, signal?: AbortSignal) =>
     getJson<CompletionsResponse>(`/api/sessions/${enc(id)}/completions?pieces=1`, signal),
+  traces: (id: string, builder: BuilderName, signal?: AbortSignal) =>
+    getJson<TracesResponse>(`/api/sessions/${enc(id)}/traces${qs({ builder })}`, signal),
+  run: (id: string, signal?: AbortSignal) => getJson<SessionRun>(`/api/sessions/${enc(id)}/run`, signal),
+
   engines: (signal?: AbortSignal) => getJson<EnginesResponse>('/api/engines', signal),
+  pause: (mode: PauseMode, timeoutMs: number, forward = false) =>
+    postJson<{ paused: boolean }>('/api/engines/pause', forward ? { mode, timeoutMs, forward } : { mode, timeoutMs }),
+  resume: (forward = false) => postJson<{ paused: boolean; released?: number }>('/api/engines/resume', forward ? { forward } : {}),
+  setPolicyVersion: (version: number) => postJson<{ policyVersion: number }>('/api/policy-version', { version }),
+  addEngine: (spec: EngineSpec) => request<unknown>('POST', '/api/engines', spec),
+  updateEngine: (id: string, spec: EngineSpec) => request<unknown>('PUT', `/api/engines/${enc(id)}`, spec),
+  removeEngine: (id: string) => request<unknown>('DELETE', `/api/engines/${enc(id)}`),
+
+  harnesses: (signal?: AbortSignal) => getJson<{ harnesses: Harness[] }>('/api/harnesses', signal),
+  datasets: (signal?: AbortSignal) => getJson<{ datasets: DatasetInfo[] }>('/api/datasets', signal),
+  snippet: (harness: string, sessionId: string, signal?: AbortSignal) =>
+    getJson<HarnessSnippet>(`/api/harnesses/${enc(harness)}/snippet${qs({ sessionId })}`, signal),
+
+  batches: (signal?: AbortSignal) => getJson<BatchesResponse>('/api/batches?limit=1000', signal),
+  batch: (id: string, signal?: AbortSignal) => getJson<BatchDetail>(`/api/batches/${enc(id)}`, signal),
+  submitBatch: (body: BatchSubmit) => postJson<{ id: string }>('/api/batches', body),
+  cancelBatch: (id: string) => postJson<unknown>(`/api/batches/${enc(id)}/cancel`, {}),
+
+  rescore: (body: { batchId?: string; sessionId?: string; engine: string; builder?: BuilderName; bins?: number }, signal?: AbortSignal) =>
+    postJson<RescoreResponse>('/api/traces/rescore', body, signal),
 };

@@ -1,9 +1,28 @@
-// Live updates: one EventSource on /api/events. The server sends `session` {id} and `completion`
-// {sessionId, id}; listeners refetch what they show. Reconnects are handled by EventSource itself.
+// Live updates: one EventSource on /api/events. The server sends `session` {id, status},
+// `completion` {sessionId, id}, `batch` {id, status, counts…, phase?} and `engines` {paused?,
+// policyVersion?}; listeners patch or refetch what they show. EventSource reconnects by itself.
+
+export interface BatchEvent {
+  type: 'batch';
+  id: string;
+  status: string;
+  total?: number;
+  done?: number;
+  running?: number;
+  queued?: number;
+  finished?: number;
+  failed?: number;
+  interrupted?: number;
+  meanReward?: number | null;
+  phase?: string;
+  message?: string;
+}
 
 export type ServerEvent =
-  | { type: 'session'; id: string }
-  | { type: 'completion'; sessionId: string; id: string };
+  | { type: 'session'; id: string; status?: string }
+  | { type: 'completion'; sessionId: string; id: string }
+  | BatchEvent
+  | { type: 'engines'; paused?: boolean; policyVersion?: number };
 
 export type ConnectionState = 'connecting' | 'open' | 'closed';
 
@@ -31,15 +50,26 @@ export function connectEvents(
   onState('connecting');
   source.onopen = () => onState('open');
   source.onerror = () => onState(source.readyState === EventSource.CLOSED ? 'closed' : 'connecting');
-  source.addEventListener('session', (m) => {
-    const d = parse((m as MessageEvent<string>).data);
-    if (d && typeof d.id === 'string') onEvent({ type: 'session', id: d.id });
+  const on = (name: string, fn: (d: Record<string, unknown>) => void) =>
+    source.addEventListener(name, (m) => {
+      const d = parse((m as MessageEvent<string>).data);
+      if (d) fn(d);
+    });
+  on('session', (d) => {
+    if (typeof d.id === 'string') onEvent({ type: 'session', id: d.id, status: typeof d.status === 'string' ? d.status : undefined });
   });
-  source.addEventListener('completion', (m) => {
-    const d = parse((m as MessageEvent<string>).data);
-    if (d && typeof d.sessionId === 'string') {
-      onEvent({ type: 'completion', sessionId: d.sessionId, id: typeof d.id === 'string' ? d.id : '' });
-    }
+  on('completion', (d) => {
+    if (typeof d.sessionId === 'string') onEvent({ type: 'completion', sessionId: d.sessionId, id: typeof d.id === 'string' ? d.id : '' });
+  });
+  on('batch', (d) => {
+    if (typeof d.id === 'string') onEvent({ ...(d as unknown as BatchEvent), type: 'batch', status: String(d.status ?? '') });
+  });
+  on('engines', (d) => {
+    onEvent({
+      type: 'engines',
+      paused: typeof d.paused === 'boolean' ? d.paused : undefined,
+      policyVersion: typeof d.policyVersion === 'number' ? d.policyVersion : undefined,
+    });
   });
   return { close: () => source.close() };
 }

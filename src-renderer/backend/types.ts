@@ -1,5 +1,6 @@
 // Shapes of the control API as the renderer sees them (DESIGN §11). JSON over HTTP: token arrays are
 // plain number arrays here. Kept local to the renderer: it talks to the API, never imports src-main.
+// Fields the server may not send yet are optional, and every view copes with their absence.
 
 export type SessionStatus = 'active' | 'finished' | 'interrupted' | 'failed' | (string & {});
 export type CompletionStatus = 'ok' | 'error' | 'aborted' | (string & {});
@@ -13,6 +14,8 @@ export interface SessionSummary {
   status: SessionStatus;
   reward: number | null;
   completionCount: number;
+  promptTokens?: number;
+  outputTokens?: number;
   totalTokens?: number;
   createdAt: number;
   finishedAt: number | null;
@@ -24,6 +27,7 @@ export interface Timings { queueMs: number; ttftMs: number | null; totalMs: numb
 
 export interface Completion {
   id: string;
+  sessionId?: string;
   seq: number;
   dialect: string;
   engineId: string;
@@ -46,18 +50,252 @@ export interface Completion {
   createdAt: number;
 }
 
-export interface Replica { url: string; healthy: boolean; inFlight: number }
+// ---- engines (GET /api/engines) ----
+
+export interface Replica {
+  url: string;
+  healthy: boolean;
+  inFlight: number;
+  engineLoad?: number | null;
+  lastCheckedAt?: number | null;
+  requestsPerSec?: number;
+  tokensPerSec?: number;
+  p50LatencyMs?: number | null;
+  p99LatencyMs?: number | null;
+  p50TtftMs?: number | null;
+  errors?: number;
+  completed?: number;
+}
 
 export interface Engine {
   id: string;
   kind: string;
   model: string;
   mode: string;
+  tokenizer?: string;
   simulated: boolean;
   paused: boolean;
+  policyVersion?: number;
+  failovers?: number;
   replicas: Replica[];
+}
+
+export type PauseMode = 'queue' | 'reject' | 'abort';
+
+export interface EnginesResponse {
+  engines: Engine[];
+  policyVersion?: number;
+  pause?: { mode: PauseMode | null; queued: number; since: number | null };
+}
+
+/** Body of the topology routes (POST /api/engines, PUT /api/engines/:id). */
+export interface EngineSpec {
+  id: string;
+  kind: 'vllm' | 'sglang';
+  replicas: string[];
+  model: string;
+  mode: 'chat' | 'token';
+  tokenizer?: string;
+}
+
+// ---- rollouts ----
+
+export interface Harness {
+  name: string;
+  description: string;
+  kind: 'builtin' | 'cli' | 'command' | (string & {});
+  dialect: string;
+  agent: { package: string; version: string; bin: string } | null;
+  defaultTimeoutMs: number;
+}
+
+export interface DatasetInfo { name: string; tasks: number; error?: string }
+
+export interface HarnessSnippet {
+  sessionId: string;
+  engine: string | null;
+  model: string;
+  harness: string;
+  env: Record<string, string>;
+  files: Array<{ path: string; content: string }>;
+  install: string;
+  command: string;
+  shell: string;
+}
+
+export type BatchStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted' | (string & {});
+
+export interface BatchCounts {
+  total: number;
+  queued: number;
+  running: number;
+  finished: number;
+  failed: number;
+  interrupted: number;
+  done: number;
+}
+
+export interface BatchSpec {
+  dataset?: string;
+  harness?: string;
+  engine?: string;
+  model?: string;
+  n?: number;
+  concurrency?: number;
+  timeoutMs?: number;
+  simulated?: boolean;
+  name?: string;
+  [k: string]: unknown;
+}
+
+export interface SampleResult {
+  sampleIndex: number;
+  sessionId: string;
+  status: string;
+  reward: number | null;
+  outcome: string | null;
+  exitCode: number | null;
+  durationMs: number | null;
+  completionCount: number;
+  error: string | null;
+}
+
+export interface TaskResult {
+  taskId: string;
+  groupId: string;
+  scored: number;
+  meanReward: number | null;
+  rewards: Array<number | null>;
+  passAtK: Record<string, number>;
+  samples: SampleResult[];
+}
+
+export interface BatchSummary {
+  id: string;
+  status: BatchStatus;
+  error: string | null;
+  spec: BatchSpec;
+  createdAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  counts: BatchCounts;
+  meanReward: number | null;
+  passAtK: Record<string, number>;
+}
+
+export interface BatchDetail extends BatchSummary {
+  tasks: TaskResult[];
+}
+
+export interface BatchSubmit {
+  dataset?: string;
+  tasks?: unknown[];
+  harness: string;
+  engine?: string;
+  n: number;
+  concurrency: number;
+  name?: string;
+  command?: string;
+}
+
+// ---- traces ----
+
+export interface TraceBreak {
+  reason: string;
+  atCompletionId: string;
+  tokenIndex?: number;
+  continuedIn?: string;
+}
+
+export interface Trace {
+  id: string;
+  sessionId: string;
+  builder: string;
+  completionIds: string[];
+  promptIds: number[];
+  responseIds: number[];
+  lossMask: number[];
+  responseLogprobs: number[];
+  reward: number | null;
+  policyVersions: number[];
+  breaks: TraceBreak[];
+  proof?: { ok: boolean; turns: Array<{ completionId: string; promptLength: number; outputLength: number }> };
+  origin?: { kind: string; fromTraceId?: string; afterCompletionId?: string; tokenIndex?: number; samePromptAs?: string; reason?: string };
+  skipped?: Array<{ completionId: string; reason: string; replacedBy?: string }>;
+  taskId?: string | null;
+  batchId?: string | null;
+  groupId?: string | null;
+  sampleIndex?: number | null;
+  engine?: string | null;
+  rewardSource?: string;
+}
+
+export type BuilderName = 'prefix-merge' | 'per-request';
+
+export interface TracesResponse {
+  sessionId: string;
+  builder: BuilderName;
+  reward?: number | null;
+  traces: Trace[];
+  unplaced?: Array<{ completionId: string; reason: string }>;
+}
+
+export interface HistogramBin { lo: number; hi: number; count: number }
+
+export interface RescoreSummary {
+  n: number;
+  meanDelta: number;
+  meanAbsDelta: number;
+  maxAbsDelta: number;
+  klEstimate: number;
+  klK3?: number;
+  shareAbove0_5: number;
+}
+
+export interface RescoreTrace {
+  traceId: string;
+  sessionId: string;
+  sourceEngine: string | null;
+  completionIds?: string[];
+  replica?: string;
+  positions?: number[];
+  deltas?: number[];
+  dropped?: number;
+  summary?: RescoreSummary;
+  error?: string;
+}
+
+export interface RescoreResponse {
+  engine: string;
+  engineKind?: string;
+  builder: string;
+  sessions?: number;
+  traces: RescoreTrace[];
+  overall: RescoreSummary & { histogram: HistogramBin[] };
+  errors: Array<{ traceId: string; message: string }>;
+}
+
+export interface SessionRun {
+  sessionId: string;
+  batchId: string | null;
+  status: string;
+  outcome: string | null;
+  exitCode: number | null;
+  durationMs: number | null;
+  stdout?: string;
+  stderr?: string;
+  finalAnswer?: string | null;
+  evaluator?: { type: string; reward: number | null; output?: string; error?: string } | null;
+  error: string | null;
+}
+
+export interface CreatedSession {
+  id: string;
+  key: string;
+  engine?: string | null;
+  urls: { openai: string; anthropic: string; gemini: string };
 }
 
 export interface SessionsResponse { sessions: SessionSummary[] }
 export interface CompletionsResponse { completions: Completion[] }
-export interface EnginesResponse { engines: Engine[] }
+export interface BatchesResponse { batches: BatchSummary[] }

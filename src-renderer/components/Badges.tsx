@@ -11,10 +11,14 @@ export function SimulatedBadge() {
 const statusTone: Record<string, string> = {
   ok: 'good',
   finished: 'good',
+  completed: 'good',
   active: 'info',
+  running: 'info',
+  queued: 'muted',
   error: 'bad',
   failed: 'bad',
   aborted: 'warn',
+  cancelled: 'warn',
   interrupted: 'warn',
   paused: 'warn',
   healthy: 'good',
@@ -23,5 +27,5 @@ const statusTone: Record<string, string> = {
 
 export function StatusBadge({ status }: { status: string | null | undefined }) {
   const s = status ?? 'unknown';
-  return <span className={`badge badge-${statusTone[s] ?? 'muted'}`}>{s}</span>;
+  return <span className={`badge badge-${statusTone[s] ?? 'muted'}`} data-status={s}>{s}</span>;
 }

@@ -10,7 +10,7 @@ export function Header() {
   const conn = useConnection((s) => s.state);
   return (
     <header className="app-header">
-      <a className="brand" href="#/sessions">
+      <a className="brand" href="#/">
         <img src="./favicon.svg" alt="" width={22} height={22} />
         <span>Rollgate</span>
       </a>

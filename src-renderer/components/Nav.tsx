@@ -1,13 +1,17 @@
-// Left navigation. Add views (Dashboard, Launch, Compare, Export) by adding items here and a case
-// in lib/router.ts.
+// Left navigation. Add a view by adding an item here and a case in lib/router.ts.
 import type { Route } from '../lib/router.js';
 import { routeHref } from '../lib/router.js';
 
 interface NavItem { label: string; route: Route; matches: Array<Route['view']>; icon: string }
 
 export const NAV_ITEMS: NavItem[] = [
+  { label: 'Dashboard', route: { view: 'dashboard' }, matches: ['dashboard', 'batch'], icon: '▦' },
+  { label: 'Launch', route: { view: 'launch' }, matches: ['launch'], icon: '▶' },
   { label: 'Sessions', route: { view: 'sessions' }, matches: ['sessions', 'session'], icon: '☰' },
-  { label: 'Engines', route: { view: 'engines' }, matches: ['engines'], icon: '⚙' },
+  { label: 'Compare', route: { view: 'compare' }, matches: ['compare'], icon: '⇄' },
+  { label: 'Export', route: { view: 'export' }, matches: ['export'], icon: '⬇' },
+  { label: 'Manual session', route: { view: 'manual' }, matches: ['manual'], icon: '⌨' },
+  { label: 'Topology', route: { view: 'topology' }, matches: ['topology'], icon: '⚙' },
 ];
 
 export function Nav({ current }: { current: Route }) {

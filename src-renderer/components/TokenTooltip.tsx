@@ -8,6 +8,11 @@ export interface TokenHover {
   id: number;
   piece: string | undefined;
   logprob: number | undefined;
+  /** Loss mask at this token: -1 context, 0, 1; undefined without an overlay. */
+  mask?: number;
+  marker?: string;
+  /** What the tokens after the prompt are called ("output", "response"). */
+  outputLabel?: string;
   rect: { left: number; top: number; bottom: number };
 }
 
@@ -36,14 +41,26 @@ function TooltipBox({ hover }: { hover: TokenHover | null }) {
   return (
     <div className="tok-tooltip" role="tooltip" style={style}>
       <div className="tt-title">
-        {isOutput ? 'output' : 'prompt'} token #{pos.toLocaleString('en-US')}
+        {isOutput ? (hover.outputLabel ?? 'output') : 'prompt'} token #{pos.toLocaleString('en-US')}
       </div>
       <dl>
         <dt>id</dt>
         <dd className="mono">{hover.id}</dd>
         <dt>piece</dt>
         <dd className="mono tt-piece">{hover.piece === undefined ? <span className="muted">n/a</span> : JSON.stringify(hover.piece)}</dd>
-        {isOutput && (
+        {hover.mask !== undefined && (
+          <>
+            <dt>loss mask</dt>
+            <dd className="mono">{hover.mask === 1 ? '1 (trained)' : hover.mask === 0 ? '0 (not trained)' : '— (context)'}</dd>
+          </>
+        )}
+        {hover.marker && (
+          <>
+            <dt>marker</dt>
+            <dd>{hover.marker}</dd>
+          </>
+        )}
+        {(isOutput || hover.logprob !== undefined) && (
           <>
             <dt>logprob</dt>
             <dd className="mono">{formatLogprob(hover.logprob)}</dd>

@@ -1,5 +1,7 @@
 // Windowed list of fixed-height rows: only the rows in view (plus a little overscan) are in the DOM,
-// so a list of a million rows scrolls like a list of twenty.
+// so a list of a million rows scrolls like a list of twenty. Rows are keyed by slot (row % slots), so
+// scrolling updates the existing row elements in place instead of unmounting and creating new ones,
+// and while the list scrolls its rows ignore the pointer (no hover hit-testing on every frame).
 import {
   forwardRef,
   memo,
@@ -45,6 +47,7 @@ export const VirtualRows = forwardRef<VirtualRowsHandle, Props>(function Virtual
   const [scrollTop, setScrollTop] = useState(0);
   const [viewport, setViewport] = useState(600);
   const frame = useRef(0);
+  const scrollEnd = useRef<ReturnType<typeof setTimeout> | null>(null);
 
   useLayoutEffect(() => {
     const el = outer.current;
@@ -59,10 +62,23 @@ export const VirtualRows = forwardRef<VirtualRowsHandle, Props>(function Virtual
     return () => ro.disconnect();
   }, [onWidth]);
 
-  useEffect(() => () => cancelAnimationFrame(frame.current), []);
+  useEffect(
+    () => () => {
+      cancelAnimationFrame(frame.current);
+      if (scrollEnd.current) clearTimeout(scrollEnd.current);
+    },
+    [],
+  );
 
   const onScroll = useCallback((e: UIEvent<HTMLDivElement>) => {
     onScrollProp?.(e);
+    const el = outer.current;
+    if (el && !scrollEnd.current) el.classList.add('vlist-scrolling');
+    if (scrollEnd.current) clearTimeout(scrollEnd.current);
+    scrollEnd.current = setTimeout(() => {
+      scrollEnd.current = null;
+      outer.current?.classList.remove('vlist-scrolling');
+    }, 120);
     cancelAnimationFrame(frame.current);
     frame.current = requestAnimationFrame(() => {
       if (outer.current) setScrollTop(outer.current.scrollTop);
@@ -92,9 +108,11 @@ export const VirtualRows = forwardRef<VirtualRowsHandle, Props>(function Virtual
 
   const first = Math.max(0, Math.floor(scrollTop / rowHeight) - overscan);
   const last = Math.min(rowCount, Math.ceil((scrollTop + viewport) / rowHeight) + overscan);
+  // Enough slots for every row that can be on screen at once, so keys never collide.
+  const slots = Math.ceil(viewport / rowHeight) + 2 * overscan + 2;
   const rows: ReactNode[] = [];
   for (let r = first; r < last; r++) {
-    rows.push(<Row key={r} r={r} rowHeight={rowHeight} renderRow={renderRow} />);
+    rows.push(<Row key={r % slots} r={r} rowHeight={rowHeight} renderRow={renderRow} />);
   }
 
   return (

@@ -83,10 +83,17 @@ export function rowOfToken(layout: TokenLayout, i: number): number {
   return lo;
 }
 
-/** Visible text of a piece: control characters made visible, never empty. */
+const shown = new Map<string, string>();
+
+/** Visible text of a piece: control characters made visible, never empty. Cached: pieces repeat. */
 export function displayPiece(piece: string): string {
-  if (piece === '') return '∅';
-  return piece.replace(/\r\n|[\n\r\t]/g, (c) => (c === '\t' ? '⇥' : c === '\r' ? '␍' : '↵'));
+  let d = shown.get(piece);
+  if (d === undefined) {
+    d = piece === '' ? '∅' : piece.replace(/\r\n|[\n\r\t]/g, (c) => (c === '\t' ? '⇥' : c === '\r' ? '␍' : '↵'));
+    if (shown.size > 200_000) shown.clear();
+    shown.set(piece, d);
+  }
+  return d;
 }
 
 export function pieceEndsLine(piece: string | undefined): boolean {

@@ -1,10 +1,13 @@
-// Engines (GET /api/engines). Also used to label simulated engines wherever an engine id appears.
+// Engines (GET /api/engines): the pool's engines and replicas, the pause state and the policy version.
+// Also used to label simulated engines wherever an engine id appears.
 import { create } from 'zustand';
 import { api } from '../backend/client.js';
-import type { Engine } from '../backend/types.js';
+import type { Engine, EnginesResponse } from '../backend/types.js';
 import { emptyResource, errorText, isAbort, type Resource } from './resource.js';
 
 interface EnginesState extends Resource<Engine[]> {
+  policyVersion: number | null;
+  pause: EnginesResponse['pause'] | null;
   fetch(): Promise<void>;
 }
 
@@ -12,14 +15,26 @@ let inflight: AbortController | null = null;
 
 export const useEngines = create<EnginesState>((set, get) => ({
   ...emptyResource<Engine[]>(),
+  policyVersion: null,
+  pause: null,
   async fetch() {
     inflight?.abort();
     const ctrl = new AbortController();
     inflight = ctrl;
     set(get().data === null ? { loading: true, error: null } : { refreshing: true });
     try {
-      const { engines } = await api.engines(ctrl.signal);
-      set({ data: engines ?? [], loading: false, refreshing: false, error: null, updatedAt: Date.now() });
+      const body = await api.engines(ctrl.signal);
+      const engines = body.engines ?? [];
+      const policyVersion = body.policyVersion ?? engines[0]?.policyVersion ?? null;
+      set({
+        data: engines,
+        policyVersion,
+        pause: body.pause ?? null,
+        loading: false,
+        refreshing: false,
+        error: null,
+        updatedAt: Date.now(),
+      });
     } catch (err) {
       if (isAbort(err)) return;
       set({ loading: false, refreshing: false, error: errorText(err) });

@@ -1,11 +1,22 @@
-// Wires /api/events to the stores: refetch what is on screen, debounced so a batch's burst of
-// completions causes one refetch, not hundreds.
+// Wires /api/events to the stores: batch events patch the batch list at once; everything else causes
+// a debounced refetch of what is on screen, so a batch's burst of completions causes one refetch, not
+// hundreds. Views that need raw events subscribe with `onServerEvent`.
 import { create } from 'zustand';
-import { connectEvents, type ConnectionState } from '../backend/events.js';
+import { connectEvents, type ConnectionState, type ServerEvent } from '../backend/events.js';
+import { useBatches } from './batches.js';
+import { useEngines } from './engines.js';
 import { useSessionDetail } from './sessionDetail.js';
 import { useSessions } from './sessions.js';
 
 export const useConnection = create<{ state: ConnectionState }>(() => ({ state: 'connecting' }));
+
+const listeners = new Set<(e: ServerEvent) => void>();
+
+/** Subscribe to every server event (after the stores have seen it). Returns the unsubscribe. */
+export function onServerEvent(fn: (e: ServerEvent) => void): () => void {
+  listeners.add(fn);
+  return () => listeners.delete(fn);
+}
 
 function debounce(fn: () => void, ms: number): () => void {
   let t: ReturnType<typeof setTimeout> | null = null;
@@ -19,14 +30,25 @@ function debounce(fn: () => void, ms: number): () => void {
 }
 
 export function startLiveUpdates(): () => void {
-  const refreshSessions = debounce(() => void useSessions.getState().fetch({ quiet: true }), 300);
+  const refreshSessions = debounce(() => {
+    if (useSessions.getState().data !== null) void useSessions.getState().fetch({ quiet: true });
+  }, 400);
   const refreshDetail = debounce(() => void useSessionDetail.getState().refresh(), 400);
+  const refreshEngines = debounce(() => void useEngines.getState().fetch(), 250);
+  const refreshBatches = debounce(() => {
+    if (useBatches.getState().data !== null) void useBatches.getState().fetch({ quiet: true });
+  }, 500);
   let wasOpen = false;
   const handle = connectEvents(
     (e) => {
-      refreshSessions();
-      const openId = useSessionDetail.getState().id;
-      if (openId && (e.type === 'session' ? e.id === openId : e.sessionId === openId)) refreshDetail();
+      if (e.type === 'batch') useBatches.getState().applyEvent(e);
+      else if (e.type === 'engines') refreshEngines();
+      else {
+        refreshSessions();
+        const openId = useSessionDetail.getState().id;
+        if (openId && (e.type === 'session' ? e.id === openId : e.sessionId === openId)) refreshDetail();
+      }
+      for (const fn of listeners) fn(e);
     },
     (state) => {
       useConnection.setState({ state });
@@ -34,6 +56,8 @@ export function startLiveUpdates(): () => void {
       if (state === 'open' && wasOpen) {
         refreshSessions();
         refreshDetail();
+        refreshEngines();
+        refreshBatches();
       }
       if (state === 'open') wasOpen = true;
     },

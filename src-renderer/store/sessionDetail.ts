@@ -18,6 +18,11 @@ interface SessionDetailState {
 
 let inflight: AbortController | null = null;
 
+/** Same recorded turn: a completion record does not change once written, apart from its status. */
+function same(a: Completion, b: Completion): boolean {
+  return a.status === b.status && a.promptIds.length === b.promptIds.length && a.outputIds.length === b.outputIds.length && a.error === b.error && a.retryOf === b.retryOf;
+}
+
 export const useSessionDetail = create<SessionDetailState>((set, get) => {
   async function load(id: string, quiet: boolean) {
     inflight?.abort();
@@ -31,7 +36,16 @@ export const useSessionDetail = create<SessionDetailState>((set, get) => {
       ]);
       if (get().id !== id) return;
       const sorted = [...(completions ?? [])].sort((a, b) => a.seq - b.seq || a.createdAt - b.createdAt);
-      set({ session, completions: sorted, loading: false, refreshing: false, error: null });
+      // A refetch after a live event returns every turn again: keep the objects of turns that did not
+      // change, so their (possibly 200k-token) token views are not laid out again.
+      const before = new Map((get().completions ?? []).map((c) => [c.id, c]));
+      const merged = sorted.map((c) => {
+        const p = before.get(c.id);
+        return p && same(p, c) ? p : c;
+      });
+      const prev = get().completions;
+      const unchanged = !!prev && prev.length === merged.length && merged.every((c, i) => c === prev[i]);
+      set({ session, completions: unchanged ? prev : merged, loading: false, refreshing: false, error: null });
     } catch (err) {
       if (isAbort(err) || get().id !== id) return;
       set({ loading: false, refreshing: false, error: errorText(err) });

@@ -199,7 +199,7 @@ test('the window loads the UI served by the in-process server', async ({ page },
   expect(health.ok).toBe(true);
   await page.goto(url);
   await expect(page.locator('.brand')).toContainText('Rollgate');
-  await expect(page.getByRole('heading', { name: 'Sessions' })).toBeVisible();
+  await expect(page.getByRole('heading', { name: 'Dashboard' })).toBeVisible(); // the landing view
   await page.goto(new URL('/#/engines', url).href);
   await expect(page.locator('[data-engine-id="sim-vllm"] .badge-sim')).toBeVisible();
   await page.screenshot({ path: info.outputPath('shell-engines.png') });

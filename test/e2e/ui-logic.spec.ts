@@ -13,7 +13,12 @@ import {
   writeWindowState,
 } from '../../src-main/electron/window-state.js';
 import { logprobBucket, logprobStats } from '../../src-renderer/lib/logprob.js';
+import type { Completion, Trace } from '../../src-renderer/backend/types.js';
+import { diffSequences, sideBySide, splitWords } from '../../src-renderer/lib/diff.js';
+import { jsonLines } from '../../src-renderer/lib/jsonLines.js';
+import { rewardBuckets, rewardDistribution } from '../../src-renderer/lib/rewards.js';
 import { parseRoute, routeHref } from '../../src-renderer/lib/router.js';
+import { completionOverlay, traceTokens } from '../../src-renderer/lib/traceOverlay.js';
 import {
   displayPiece,
   layoutTokens,
@@ -96,11 +101,17 @@ test('logprob buckets and stats', () => {
 });
 
 test('routes round-trip', () => {
-  expect(parseRoute('')).toEqual({ view: 'sessions' });
-  expect(parseRoute('#/engines')).toEqual({ view: 'engines' });
+  expect(parseRoute('')).toEqual({ view: 'dashboard' });
+  expect(parseRoute('#/engines')).toEqual({ view: 'topology' });
+  expect(parseRoute('#/topology')).toEqual({ view: 'topology' });
+  expect(parseRoute('#/sessions')).toEqual({ view: 'sessions' });
   expect(parseRoute('#/sessions/ses_abc')).toEqual({ view: 'session', id: 'ses_abc' });
   expect(parseRoute(routeHref({ view: 'session', id: 'a/b c' }))).toEqual({ view: 'session', id: 'a/b c' });
-  expect(parseRoute('#/nope')).toEqual({ view: 'sessions' });
+  expect(parseRoute('#/batches/bat_1/tasks/calc-add-1')).toEqual({ view: 'batch', id: 'bat_1', taskId: 'calc-add-1' });
+  expect(parseRoute(routeHref({ view: 'compare', a: 'bat_a', b: 'bat_b', task: 't 1' }))).toEqual({ view: 'compare', a: 'bat_a', b: 'bat_b', task: 't 1' });
+  expect(parseRoute('#/export?batch=bat_x')).toEqual({ view: 'export', batch: 'bat_x' });
+  expect(parseRoute('#/manual/ses_1')).toEqual({ view: 'manual', id: 'ses_1' });
+  expect(parseRoute('#/nope')).toEqual({ view: 'dashboard' });
 });
 
 test.describe('desktop shell policy', () => {
@@ -172,4 +183,81 @@ test.describe('window state', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+test.describe('diff', () => {
+  const applied = (a: string, b: string) => {
+    const r = diffSequences(a.split(''), b.split(''));
+    return {
+      a: r.hunks.filter((h) => h.op !== 'insert').flatMap((h) => h.items).join(''),
+      b: r.hunks.filter((h) => h.op !== 'delete').flatMap((h) => h.items).join(''),
+      edits: r.deleted + r.inserted,
+    };
+  };
+  test('reconstructs both sides with a minimal edit count', () => {
+    expect(applied('abcabba', 'cbabac')).toEqual({ a: 'abcabba', b: 'cbabac', edits: 5 });
+    expect(applied('', 'xyz').edits).toBe(3);
+    expect(applied('same', 'same').edits).toBe(0);
+    let x = 11;
+    const rnd = () => ((x = (x * 1103515245 + 12345) & 0x7fffffff), x);
+    for (let t = 0; t < 300; t++) {
+      const g = () => Array.from({ length: rnd() % 14 }, () => 'abc'[rnd() % 3]).join('');
+      const [a, b] = [g(), g()];
+      const r = applied(a, b);
+      expect([r.a, r.b]).toEqual([a, b]);
+    }
+  });
+  test('unrelated long inputs fall back to one replacement, quickly', () => {
+    const a = Array.from({ length: 20_000 }, (_, i) => `a${i}`);
+    const b = Array.from({ length: 20_000 }, (_, i) => `b${i}`);
+    const t0 = performance.now();
+    const r = diffSequences(a, b, { maxD: 500 });
+    expect(r.approximate).toBe(true);
+    expect(r.deleted + r.inserted).toBe(40_000);
+    expect(performance.now() - t0).toBeLessThan(2000);
+  });
+  test('side by side pairs changes and folds unchanged runs', () => {
+    const { rows } = sideBySide(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'], ['a', 'b', 'X', 'd', 'e', 'f', 'g', 'h', 'i'], { context: 1 });
+    expect(rows.map((r) => r.kind)).toEqual(['equal', 'equal', 'change', 'equal', 'fold', 'equal', 'change']);
+    expect(rows[2]).toMatchObject({ left: { n: 3, text: 'c' }, right: { n: 3, text: 'X' } });
+    expect(rows[6]).toMatchObject({ left: null, right: { n: 9, text: 'i' } });
+    expect(splitWords('The answer is 42.').join('')).toBe('The answer is 42.');
+  });
+  test('json lines pack token arrays', () => {
+    const lines = jsonLines({ input_ids: Array.from({ length: 45 }, (_, i) => i), sampling_params: { max_new_tokens: 8 } });
+    expect(lines[0]).toBe('{');
+    expect(lines[1]).toContain('"input_ids": [  // 45 items');
+    expect(lines.length).toBe(10); // {, ids [, 3 packed lines, ], sampling {, max, }, }
+  });
+});
+
+test('reward buckets: values for 0/1 rewards, bins otherwise', () => {
+  expect(rewardBuckets([0, 1, 1]).map((b) => b.label)).toEqual(['reward 0', 'reward 1']);
+  expect(rewardBuckets([0, 0.1, 0.2, 0.3, 0.5, 0.9, 1]).length).toBe(5);
+  const { rows } = rewardDistribution([
+    { taskId: 't', groupId: 'g', scored: 2, meanReward: 0.5, rewards: [0, 1, null], passAtK: {}, samples: [] },
+  ]);
+  expect(rows[0]).toMatchObject({ taskId: 't', pending: 1, v0: 1, v1: 1 });
+});
+
+test('loss-mask overlay: a merged trace marks earlier samples 1, tool results 0, the first prompt context', () => {
+  // full = prompt(3) ++ out0(2, mask 1) ++ tool(2, mask 0) ++ out1(2, mask 1)
+  const trace = {
+    id: 's/pm/c0', sessionId: 's', builder: 'prefix-merge', completionIds: ['c0', 'c1'],
+    promptIds: [1, 2, 3], responseIds: [10, 11, 20, 21, 30, 31], lossMask: [1, 1, 0, 0, 1, 1],
+    responseLogprobs: [-0.1, -0.2, 0, 0, -0.3, -0.4], reward: 1, policyVersions: [0, 0],
+    breaks: [{ reason: 'prompt-diverged', atCompletionId: 'c2', tokenIndex: 8 }],
+    proof: { ok: true, turns: [{ completionId: 'c0', promptLength: 3, outputLength: 2 }, { completionId: 'c1', promptLength: 7, outputLength: 2 }] },
+  } as Trace;
+  const c1 = { id: 'c1', promptIds: [1, 2, 3, 10, 11, 20, 21], outputIds: [30, 31], outputLogprobs: [-0.3, -0.4] } as Completion;
+  const o = completionOverlay([trace], c1)!;
+  expect(Array.from(o.mask)).toEqual([-1, -1, -1, 1, 1, 0, 0, 1, 1]);
+  expect(o.logprobAt(3)).toBe(-0.1);
+  expect(o.turn).toBe(1);
+  expect(o.markers.get(3)?.kind).toBe('turn');
+  const t = traceTokens(trace, new Map());
+  expect(Array.from(t.mask)).toEqual([-1, -1, -1, 1, 1, 0, 0, 1, 1]);
+  expect(t.markers.get(7)?.kind).toBe('turn');
+  expect(t.markers.get(8)?.kind).toBe('break');
+  expect(completionOverlay([trace], { ...c1, id: 'other' })).toBeNull();
 });

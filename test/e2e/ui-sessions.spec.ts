@@ -1,14 +1,9 @@
 // The real thing: `rollgate serve` (embedded sim engines, fresh data dir), a session created over the
 // control API, a chat completion sent like an agent would, then the UI in Chromium shows the session,
 // its turn and the token view, and picks up a second turn live over /api/events.
-import { expect, test, type Page } from '@playwright/test';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { expect, test } from '@playwright/test';
+import { apiClient, shot, startServer, watchPage, type TestServer } from './ui-server.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const MODEL = 'Qwen/Qwen3-8B';
 const calculator = {
   type: 'function',
@@ -19,74 +14,19 @@ const calculator = {
   },
 };
 
-let server: ChildProcess | null = null;
+let server: TestServer;
 let baseUrl = '';
-let dataDir = '';
-let serverLog = '';
-
-function startServer(): Promise<string> {
-  dataDir = mkdtempSync(join(tmpdir(), 'rollgate-ui-'));
-  const proc = spawn(join(root, 'node_modules/.bin/tsx'), ['src-main/cli.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ROLLGATE_DATA_DIR: dataDir },
-  });
-  server = proc;
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in 90 s:\n${serverLog}`)), 90_000);
-    const onData = (chunk: Buffer) => {
-      serverLog += chunk.toString();
-      const m = /Rollgate listening on (http:\/\/\S+)/.exec(serverLog);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1].replace(/\/$/, ''));
-      }
-    };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', onData);
-    proc.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${serverLog}`));
-    });
-  });
-}
-
-async function stopServer(): Promise<void> {
-  const proc = server;
-  server = null;
-  if (proc && proc.exitCode === null) {
-    const exited = new Promise((r) => proc.once('exit', r));
-    proc.kill('SIGTERM');
-    const t = setTimeout(() => proc.kill('SIGKILL'), 8000);
-    await exited;
-    clearTimeout(t);
-  }
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-}
-
-async function api<T>(path: string, init?: RequestInit): Promise<T> {
-  const res = await fetch(`${baseUrl}${path}`, { ...init, headers: { 'content-type': 'application/json', ...init?.headers } });
-  expect(res.ok, `${path} → ${res.status} ${await res.clone().text()}`).toBe(true);
-  return (await res.json()) as T;
-}
-
-function watchPage(page: Page): string[] {
-  const problems: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error' || /Content Security Policy/i.test(m.text())) problems.push(m.text());
-  });
-  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  return problems;
-}
+const api = apiClient(() => baseUrl);
 
 test.describe.configure({ mode: 'serial' });
 
 // ROLLGATE_TEST_URL=http://127.0.0.1:8321 runs these against an already running server instead.
 test.beforeAll(async () => {
   test.setTimeout(120_000);
-  baseUrl = process.env.ROLLGATE_TEST_URL?.replace(/\/$/, '') || (await startServer());
+  server = await startServer();
+  baseUrl = server.baseUrl;
 });
-test.afterAll(stopServer);
+test.afterAll(async () => server?.stop());
 
 test('a recorded session shows up in the UI with its turn and tokens', async ({ page }, info) => {
   const problems = watchPage(page);
@@ -107,7 +47,7 @@ test('a recorded session shows up in the UI with its turn and tokens', async ({ 
   const reply = body.choices[0].message;
 
   // Sessions list.
-  await page.goto(`${baseUrl}/`);
+  await page.goto(`${baseUrl}/#/sessions`);
   const row = page.locator(`[data-session-id="${created.id}"]`);
   await expect(row).toBeVisible();
   await expect(row).toContainText('ui-test');
@@ -135,6 +75,8 @@ test('a recorded session shows up in the UI with its turn and tokens', async ({ 
   const out = turn.locator('.tok:not(.tok-prompt)').first();
   await expect(out).toBeVisible();
   await expect(out).toHaveClass(/lp[0-5]/);
+  // Rows ignore the pointer while the list scrolls (the jump above): hover once it has settled.
+  await expect(out.locator('xpath=ancestor::div[contains(@class, "tok-list")]')).not.toHaveClass(/vlist-scrolling/);
   await out.hover();
   await expect(page.locator('.tok-tooltip')).toContainText('logprob');
   await page.screenshot({ path: info.outputPath('token-hover.png') });
@@ -170,5 +112,5 @@ test('engines view lists the embedded simulated engines', async ({ page }, info)
     await expect(card.locator('.badge-sim')).toHaveText('SIMULATED');
     await expect(card).toContainText(MODEL);
   }
-  await page.screenshot({ path: info.outputPath('engines.png') });
+  await shot(page, info, 'engines');
 });

@@ -1,0 +1,162 @@
+// The session's training traces (GET /api/sessions/:id/traces): chains with their turns, trained
+// tokens, reward, policy versions, proof, origin and break reasons; the selected trace's token view
+// with the loss mask overlaid.
+import { useMemo, useState } from 'react';
+import type { BuilderName, Completion, Trace, TracesResponse } from '../backend/types.js';
+import { Empty, ErrorState, Loading } from '../components/States.js';
+import { TokenView } from '../components/TokenView.js';
+import { useListKeys } from '../components/Widgets.js';
+import { formatInt, formatReward } from '../lib/format.js';
+import { traceTokens } from '../lib/traceOverlay.js';
+import type { AsyncState } from '../lib/useAsync.js';
+
+const BREAK_HELP: Record<string, string> = {
+  'prompt-diverged': 'the next prompt re-rendered the last output / end of turn differently',
+  'rewritten-history': 'the next prompt changed an earlier turn',
+  compaction: 'the next prompt is a shortened history',
+  aborted: 'the last attempt was aborted and nothing continued it',
+  error: 'the last attempt failed and nothing continued it',
+  'policy-changed': 'split on a policy version change',
+  'proof-failed': "a turn's prompt did not equal the concatenation so far",
+};
+
+function trainedCount(t: Trace): number {
+  let n = 0;
+  for (const m of t.lossMask) if (m === 1) n++;
+  return n;
+}
+
+function TraceTokens({ t, completions }: { t: Trace; completions: Map<string, Completion> }) {
+  const { mask, markers, promptPieces, outputPieces } = useMemo(() => traceTokens(t, completions), [t, completions]);
+  return (
+    <TokenView
+      promptIds={t.promptIds}
+      outputIds={t.responseIds}
+      outputLogprobs={t.responseLogprobs}
+      promptPieces={promptPieces}
+      outputPieces={outputPieces}
+      mask={mask}
+      markers={markers}
+      outputLabel="response"
+      testId="trace-tokens"
+    />
+  );
+}
+
+export function TracesPanel({ traces, builder, setBuilder, completions }: { traces: AsyncState<TracesResponse>; builder: BuilderName; setBuilder: (b: BuilderName) => void; completions: Completion[] }) {
+  const list = traces.data?.traces ?? [];
+  const [selectedId, setSelectedId] = useState<string | null>(null);
+  const byId = useMemo(() => new Map(completions.map((c) => [c.id, c])), [completions]);
+  const indexOfTrace = useMemo(() => new Map(list.map((t, i) => [t.id, i])), [list]);
+  const found = selectedId ? list.findIndex((t) => t.id === selectedId) : -1;
+  const keys = useListKeys(list.length, (i) => setSelectedId(list[i]?.id ?? null), Math.max(0, found));
+  const selected = found >= 0 ? list[found] : null;
+
+  let body;
+  if (traces.loading && !traces.data) body = <Loading label="Building traces…" />;
+  else if (traces.error && !traces.data)
+    body =
+      traces.status === 404 ? (
+        <Empty title="Traces are not available">The server has no traces route ({traces.error}).</Empty>
+      ) : (
+        <ErrorState message={traces.error} onRetry={traces.reload} />
+      );
+  else if (list.length === 0) body = <Empty title="No traces yet">Traces are built from the session&apos;s ok completions.</Empty>;
+  else
+    body = (
+      <>
+        <div className="table-wrap" ref={keys.ref} tabIndex={0} onKeyDown={keys.onKeyDown} aria-label="Trace chains; arrow keys, Enter to show tokens" data-testid="traces-table">
+          <table className="table">
+            <thead>
+              <tr>
+                <th>#</th>
+                <th>Turns</th>
+                <th className="num">Tokens</th>
+                <th className="num">Mask 1</th>
+                <th className="num">Reward</th>
+                <th>Policy</th>
+                <th>Proof</th>
+                <th>Origin</th>
+                <th>Breaks</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((t, i) => {
+                const seqs = t.completionIds.map((id) => byId.get(id)?.seq);
+                return (
+                  <tr key={t.id} data-index={i} data-trace-id={t.id} className={`${i === keys.index ? 'active' : ''} ${selected?.id === t.id ? 'open' : ''}`} onClick={() => keys.setIndex(i)} onDoubleClick={() => setSelectedId(t.id)}>
+                    <td className="mono">{i + 1}</td>
+                    <td className="mono">{seqs.map((s) => (s === undefined ? '?' : `#${s}`)).join(' → ')}</td>
+                    <td className="num">{formatInt(t.promptIds.length + t.responseIds.length)}</td>
+                    <td className="num">{formatInt(trainedCount(t))}</td>
+                    <td className="num">{formatReward(t.reward)}</td>
+                    <td className="mono">{[...new Set(t.policyVersions)].map((v) => `v${v}`).join(', ')}</td>
+                    <td>{t.proof ? <span className={`badge ${t.proof.ok ? 'badge-good' : 'badge-bad'}`}>{t.proof.ok ? 'ok' : 'failed'}</span> : '—'}</td>
+                    <td className="muted">
+                      {t.origin?.kind === 'branch' && t.origin.fromTraceId
+                        ? `branch of #${(indexOfTrace.get(t.origin.fromTraceId) ?? -1) + 1}`
+                        : t.origin?.kind === 'split'
+                          ? `split (${t.origin.reason})`
+                          : (t.origin?.kind ?? '—')}
+                      {t.origin?.samePromptAs ? ' · same prompt as a sibling' : ''}
+                    </td>
+                    <td>
+                      {(t.breaks ?? []).length === 0 ? (
+                        <span className="muted">—</span>
+                      ) : (
+                        t.breaks.map((b, k) => (
+                          <span key={k} className="break-chip" title={BREAK_HELP[b.reason] ?? b.reason} data-break-reason={b.reason}>
+                            <span className="badge badge-warn">{b.reason}</span>
+                            {typeof b.tokenIndex === 'number' && <span className="muted"> @ token {formatInt(b.tokenIndex)}</span>}
+                            {b.continuedIn && indexOfTrace.has(b.continuedIn) && <span className="muted"> → #{(indexOfTrace.get(b.continuedIn) ?? 0) + 1}</span>}
+                          </span>
+                        ))
+                      )}
+                    </td>
+                    <td>
+                      <button type="button" className="btn btn-small" onClick={() => setSelectedId(selected?.id === t.id ? null : t.id)} aria-pressed={selected?.id === t.id}>
+                        {selected?.id === t.id ? 'Hide tokens' : 'Tokens'}
+                      </button>
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+        {(traces.data?.unplaced?.length ?? 0) > 0 && (
+          <div className="muted">
+            {traces.data!.unplaced!.length} completion(s) belong to no trace: {traces.data!.unplaced!.map((u) => `${byId.get(u.completionId)?.seq !== undefined ? `#${byId.get(u.completionId)!.seq}` : u.completionId} (${u.reason})`).join(', ')}
+          </div>
+        )}
+        {selected && (
+          <div className="trace-detail">
+            <h3 className="subhead">
+              Trace #{found + 1} tokens <span className="mono muted">{selected.id}</span>
+            </h3>
+            <TraceTokens key={selected.id} t={selected} completions={byId} />
+          </div>
+        )}
+      </>
+    );
+
+  return (
+    <section className="card" aria-label="Traces" data-testid="traces-panel">
+      <header className="card-head">
+        <h2>Training traces</h2>
+        <span className="muted">{traces.data ? `${list.length} trace${list.length === 1 ? '' : 's'}` : ''}</span>
+        {traces.loading && traces.data && <span className="muted">updating…</span>}
+        <span className="spacer" />
+        <div className="seg" role="group" aria-label="Trace builder">
+          {(['prefix-merge', 'per-request'] as BuilderName[]).map((b) => (
+            <button key={b} type="button" className={builder === b ? 'on' : ''} aria-pressed={builder === b} onClick={() => setBuilder(b)}>
+              {b}
+            </button>
+          ))}
+        </div>
+      </header>
+      {body}
+    </section>
+  );
+}
