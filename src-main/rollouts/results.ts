@@ -14,8 +14,13 @@ export interface SampleResult {
   exitCode: number | null;
   durationMs: number | null;
   completionCount: number;
+  promptTokens: number;
+  outputTokens: number;
   error: string | null;
 }
+
+/** Recorded engine calls and tokens, so a dashboard needs no per-session requests. */
+export interface UsageTotals { completions: number; promptTokens: number; outputTokens: number }
 
 export interface TaskResult {
   taskId: string;
@@ -26,6 +31,7 @@ export interface TaskResult {
   /** Rewards by sample index (null: not run yet, interrupted, or unscored). */
   rewards: Array<number | null>;
   passAtK: Record<string, number>;
+  usage: UsageTotals;
   samples: SampleResult[];
 }
 
@@ -52,6 +58,7 @@ export interface BatchView {
   meanReward: number | null;
   passAtK: Record<string, number>;
   callback: BatchRecord['callback'];
+  usage: UsageTotals;
   tasks: TaskResult[];
 }
 
@@ -92,6 +99,8 @@ export function buildBatchView(batch: BatchRecord, sessions: SessionSummary[], r
       exitCode: run?.exitCode ?? null,
       durationMs: run?.durationMs ?? null,
       completionCount: s.completionCount,
+      promptTokens: s.promptTokens,
+      outputTokens: s.outputTokens,
       error: run?.error ?? run?.evaluator?.error ?? null,
     };
     const list = byTask.get(s.taskId) ?? [];
@@ -122,7 +131,7 @@ export function buildBatchView(batch: BatchRecord, sessions: SessionSummary[], r
       list.push(pk[k]);
       batchPass.set(k, list);
     }
-    return { taskId, groupId: `${batch.id}:${taskId}`, scored: scored.length, meanReward: mean(scored), rewards, passAtK: pk, samples };
+    return { taskId, groupId: `${batch.id}:${taskId}`, scored: scored.length, meanReward: mean(scored), rewards, passAtK: pk, usage: usageOf(samples), samples };
   });
   counts.done = counts.finished + counts.failed + counts.interrupted;
   if (liveRunning !== undefined) counts.running = liveRunning;
@@ -133,6 +142,11 @@ export function buildBatchView(batch: BatchRecord, sessions: SessionSummary[], r
   return {
     id: batch.id, status: batch.status, error: batch.error, spec: batch.spec,
     createdAt: batch.createdAt, startedAt: batch.startedAt, finishedAt: batch.finishedAt,
-    counts, meanReward: mean(allRewards), passAtK: passAll, callback: batch.callback, tasks,
+    counts, meanReward: mean(allRewards), passAtK: passAll, callback: batch.callback,
+    usage: usageOf(tasks.flatMap((t) => t.samples)), tasks,
   };
+}
+
+function usageOf(samples: SampleResult[]): UsageTotals {
+  return samples.reduce((u, s) => ({ completions: u.completions + s.completionCount, promptTokens: u.promptTokens + s.promptTokens, outputTokens: u.outputTokens + s.outputTokens }), { completions: 0, promptTokens: 0, outputTokens: 0 });
 }

@@ -71,7 +71,11 @@ describe.each(['sim-vllm', 'sim-sglang'])('builtin agent on demo:calculator via 
       expect(t.groupId).toBe(`${id}:${t.taskId}`);
       expect(t.samples.map((s: any) => s.sampleIndex)).toEqual([0, 1, 2, 3]);
       expect(t.samples.every((s: any) => s.outcome === 'ok' && s.completionCount >= 2)).toBe(true);
+      expect(t.usage.completions).toBe(t.samples.reduce((a: number, s: any) => a + s.completionCount, 0));
     }
+    expect(view.usage.completions).toBe(view.tasks.reduce((a: number, t: any) => a + t.usage.completions, 0));
+    expect(view.usage.promptTokens).toBeGreaterThan(view.usage.completions * 100);
+    expect(view.usage.outputTokens).toBeGreaterThan(0);
 
     // Sessions carry the batch, task, group and sample index; rewards were set on them.
     const { sessions } = await app.api(`/api/sessions?batch=${id}`);
