@@ -12,6 +12,7 @@ import {
   type TrajectoryInput,
 } from '../../src-main/core/trajectory/index.js';
 import { EOS, NL, rng } from './trajectory-fixtures.js';
+import { buildPrefixMergeReference } from './trajectory-reference.js';
 
 const ACTIONS = [
   'tool',
@@ -302,5 +303,132 @@ describe('trace builders: properties', () => {
     const res = buildPrefixMerge(recs);
     expect(res.stats.inputTokens).toBeGreaterThan(100_000);
     checkInvariants(recs, res);
+  });
+});
+
+/**
+ * Adversarial sessions for the tip index: prompts cut from earlier tips or prompts at any length (so
+ * prompts and tips end inside earlier ones, repeat them exactly, or are empty), short suffixes from a tiny
+ * or a wide alphabet (wide fan-out at one position), empty outputs, failures, retries, policy bumps.
+ */
+function adversarial(seed: number, n: number, alphabet: number): TrajectoryInput[] {
+  const r = rng(seed);
+  const int = (lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
+  const toks = (k: number) => Array.from({ length: k }, () => int(1, alphabet));
+  const seen: number[][] = [];
+  const out: TrajectoryInput[] = [];
+  for (let i = 0; i < n; i++) {
+    let base: number[] = [];
+    if (seen.length > 0 && r() < 0.9) {
+      const from = seen[int(0, seen.length - 1)];
+      base = from.slice(0, r() < 0.5 ? from.length : int(0, from.length));
+    }
+    const prompt = [...base, ...toks(r() < 0.3 ? 0 : int(1, 3))];
+    const x = r();
+    const status = x < 0.8 ? 'ok' : x < 0.9 ? 'aborted' : 'error';
+    const ids = toks(int(0, 3));
+    out.push({
+      id: `c${i}`,
+      sessionId: 'adv',
+      seq: int(0, 2) === 0 && i > 0 ? out[i - 1].seq : i, // some equal seq: createdAt / id order
+      promptIds: Int32Array.from(prompt),
+      outputIds: Int32Array.from(ids),
+      outputLogprobs: Float32Array.from(ids, () => -r() * 5),
+      status,
+      policyVersion: int(0, 1),
+      retryOf: i > 0 && r() < 0.2 ? `c${int(0, i - 1)}` : null,
+      createdAt: 1000 + i,
+    });
+    seen.push(prompt, [...prompt, ...ids]);
+  }
+  return out;
+}
+
+const sameTraces = (a: BuildResult, b: BuildResult) => {
+  expect(a.traces).toEqual(b.traces);
+  expect(a.unplaced).toEqual(b.unplaced);
+};
+
+describe('prefix-merge: identical to the reference builder (hash maps of every prefix, before issue 4)', () => {
+  const optionSets: BuildOptions[] = [{}, { retries: 'replace', onPolicyChange: 'split' }, { retries: 'replace' }];
+
+  it('on simulated agent sessions', () => {
+    fc.assert(
+      fc.property(sessionArb, ({ seed, actions }) => {
+        const recs = simulate(seed, actions);
+        for (const opts of optionSets) sameTraces(buildPrefixMerge(recs, opts), buildPrefixMergeReference(recs, opts));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('on adversarial sessions (prompts and tips ending inside earlier ones, empty ones, wide fan-out)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+        fc.integer({ min: 1, max: 60 }),
+        fc.constantFrom(2, 3, 40),
+        (seed, n, alphabet) => {
+          const recs = adversarial(seed, n, alphabet);
+          for (const opts of optionSets) {
+            const res = buildPrefixMerge(recs, opts);
+            sameTraces(res, buildPrefixMergeReference(recs, opts));
+            checkInvariants(recs, res, opts);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('on a wide fan-out: many siblings diverging at one position, then each extended', () => {
+    const sys = [4, 10, 11, 12];
+    const recs: TrajectoryInput[] = [];
+    const mk = (id: string, seq: number, prompt: number[], out: number[]) =>
+      recs.push({
+        id, sessionId: 'fan', seq, promptIds: Int32Array.from(prompt), outputIds: Int32Array.from(out),
+        outputLogprobs: Float32Array.from(out, () => -0.5), status: 'ok', policyVersion: 0, retryOf: null, createdAt: seq,
+      });
+    for (let i = 0; i < 30; i++) mk(`a${i}`, i, [...sys, 100 + i], [200 + (i % 3), EOS]);
+    for (let i = 0; i < 30; i++) mk(`b${i}`, 30 + i, [...sys, 100 + i, 200 + (i % 3), EOS, NL, 4], [300 + i]);
+    for (let i = 0; i < 30; i += 3) mk(`c${i}`, 60 + i, [...sys, 100 + i], [200 + (i % 3), EOS]); // identical retries
+    const res = buildPrefixMerge(recs);
+    sameTraces(res, buildPrefixMergeReference(recs));
+    checkInvariants(recs, res);
+  });
+});
+
+describe('prefix-merge: work on a 1,000-turn session', () => {
+  it('stores, indexes and writes only new tokens; reads each prompt token twice (tip check + proof)', () => {
+    const r = rng(99);
+    const recs: TrajectoryInput[] = [];
+    let prompt = Int32Array.from({ length: 256 }, () => 100 + Math.floor(r() * 50_000));
+    for (let seq = 0; seq < 1000; seq++) {
+      const out = Int32Array.from({ length: 6 }, () => 100 + Math.floor(r() * 50_000));
+      recs.push({
+        id: `t${seq}`, sessionId: 'long', seq, promptIds: prompt, outputIds: out, outputLogprobs: new Float32Array(6).fill(-0.25),
+        status: 'ok', policyVersion: 0, retryOf: null, createdAt: seq,
+      });
+      const next = new Int32Array(prompt.length + out.length + 2);
+      next.set(prompt);
+      next.set(out, prompt.length);
+      next.set([EOS, NL], prompt.length + out.length);
+      prompt = next;
+    }
+    const res = buildPrefixMerge(recs);
+    expect(res.traces).toHaveLength(1);
+    expect(res.traces[0].proof.ok).toBe(true);
+    const last = recs[recs.length - 1];
+    const newTokens = last.promptIds.length + last.outputIds.length; // every token of the session, once
+    const n = recs.length;
+    const s = res.stats;
+    expect(s.inputTokens).toBeGreaterThan(4_000_000);
+    expect(s.newTokens).toBe(newTokens);
+    // index writes: the new tokens plus a few vertices per completion (no per-prefix hashing or map inserts)
+    expect(s.indexOps!).toBeLessThanOrEqual(newTokens + 3 * n + 1);
+    // all work other than exact comparisons with tokens already seen: linear in the new tokens
+    expect(s.tokenOps - s.compareOps!).toBeLessThanOrEqual(3 * newTokens + 4 * n);
+    // the comparisons: each prompt against the previous turn's ids, and against the trace (the proof)
+    expect(s.compareOps!).toBeLessThanOrEqual(2 * s.inputTokens + 4 * n);
   });
 });

@@ -26,3 +26,10 @@ export function checkInput(c: TrajectoryInput): void {
     throw new RangeError(`completion ${c.id}: outputLogprobs.length !== outputIds.length`);
   }
 }
+
+/** A plain number[] copy of a token or logprob array (a loop: Array.from on a typed array is far slower). */
+export function toArray(a: ArrayLike<number>): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < a.length; i++) out.push(a[i]);
+  return out;
+}

@@ -1,5 +1,5 @@
 // per-request builder (DESIGN §6): one trace per ok completion; prompt = promptIds, response = outputIds, mask 1.
-import { applyReward, byTime, checkInput, groupBySession } from './common.js';
+import { applyReward, byTime, checkInput, groupBySession, toArray } from './common.js';
 import type { BuildOptions, BuildResult, Trace, TrajectoryInput, UnplacedCompletion } from './types.js';
 
 export function buildPerRequest(records: Iterable<TrajectoryInput>, opts: BuildOptions = {}): BuildResult {
@@ -20,10 +20,10 @@ export function buildPerRequest(records: Iterable<TrajectoryInput>, opts: BuildO
         sessionId,
         builder: 'per-request',
         completionIds: [c.id],
-        promptIds: Array.from(c.promptIds),
-        responseIds: Array.from(c.outputIds),
+        promptIds: toArray(c.promptIds),
+        responseIds: toArray(c.outputIds),
         lossMask: new Array<number>(n).fill(1),
-        responseLogprobs: Array.from(c.outputLogprobs),
+        responseLogprobs: toArray(c.outputLogprobs),
         reward: null,
         policyVersions: [c.policyVersion],
         breaks: [],

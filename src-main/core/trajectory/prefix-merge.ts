@@ -1,13 +1,16 @@
 // prefix-merge builder (DESIGN §6).
 //
 // Model. The ok completions of a session form a forest: a completion's parent is the earlier ok
-// completion whose tip (promptIds ++ outputIds) is the LONGEST exact prefix of its promptIds. Found
-// with prefix hashes (a map from hashed tip to completions, confirmed by exact comparison), so the
-// work is linear in the session's total tokens. Each path of the forest is a trace: at a node with
-// several children (retries, n>1, parallel sub-agents, forks of the history), the child whose subtree
-// holds the most recent completion continues the trace and every other child starts its own trace
-// (origin 'branch'). So siblings are never merged, and every sampled token of an ok completion lands
-// in exactly one trace with mask 1.
+// completion whose tip (promptIds ++ outputIds) is the LONGEST exact prefix of its promptIds (the
+// latest such completion when several tips are identical). Found with an exact index of the earlier
+// tips (tip-trie.ts, no hashing): it stores only the tokens not shared with an earlier tip, and when a
+// prompt extends one of the last few tips (checked against that completion's ids, the usual case) the
+// lookup starts at that tip. Each prompt token is compared about twice (there, and against the trace
+// in the proof); all other work is linear in the session's new tokens.
+// Each path of the forest is a trace: at a node with several children (retries, n>1, parallel
+// sub-agents, forks of the history), the child whose subtree holds the most recent completion
+// continues the trace and every other child starts its own trace (origin 'branch'). So siblings are
+// never merged, and every sampled token of an ok completion lands in exactly one trace with mask 1.
 //
 // Inside a trace, interstitial ids (prompt ids after the previous tip: tool results, user turns,
 // template tokens, an EOS the template re-renders after a length-cut output, a newline after EOS) get
@@ -26,12 +29,13 @@
 //  - onPolicyChange 'split': 'policy-changed'. A failed proof: 'proof-failed'.
 // Aborted and errored completions never contribute tokens; when the chain went on anyway they are
 // listed in the trace's `skipped`, and when they extend no ok completion they are returned as `unplaced`.
-import { applyReward, byTime, checkInput, groupBySession } from './common.js';
-import { PrefixHasher } from './prefix-hash.js';
+import { applyReward, byTime, checkInput, groupBySession, toArray } from './common.js';
+import { commonLength, TipTrie } from './tip-trie.js';
 import type {
   BreakReason,
   BuildOptions,
   BuildResult,
+  BuildStats,
   SkippedCompletion,
   Trace,
   TraceOrigin,
@@ -62,12 +66,18 @@ interface Building {
   trace: Trace;
   nodes: number[];
   startOrder: number;
+  /**
+   * The trace's content so far (promptIds ++ responseIds) for the proof checks; null while the trace has
+   * only its first turn (the content is then that completion's own prompt ++ output).
+   */
+  buf: Int32Array | null;
+  len: number;
 }
 
 export function buildPrefixMerge(records: Iterable<TrajectoryInput>, opts: BuildOptions = {}): BuildResult {
   const traces: Trace[] = [];
   const unplaced: UnplacedCompletion[] = [];
-  const stats = { inputTokens: 0, tokenOps: 0 };
+  const stats: Required<BuildStats> = { inputTokens: 0, tokenOps: 0, compareOps: 0, newTokens: 0, indexOps: 0 };
   for (const [sessionId, list] of groupBySession(records)) {
     const r = buildSession(sessionId, list, opts, stats);
     traces.push(...r.traces);
@@ -77,16 +87,14 @@ export function buildPrefixMerge(records: Iterable<TrajectoryInput>, opts: Build
   return { traces, unplaced, stats };
 }
 
-function equalRange(a: ArrayLike<number>, b: ArrayLike<number>, n: number): boolean {
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
+/** How many of the latest nodes a prompt is checked against before walking the trie from its root. */
+const RECENT = 4;
 
 function buildSession(
   sessionId: string,
   input: TrajectoryInput[],
   opts: BuildOptions,
-  stats: { inputTokens: number; tokenOps: number },
+  stats: Required<BuildStats>,
 ): { traces: Trace[]; unplaced: UnplacedCompletion[] } {
   const all = [...input].sort(byTime);
   for (const c of all) {
@@ -104,7 +112,8 @@ function buildSession(
       if (!x || x.status !== 'ok' || byTime(x, r) >= 0) continue;
       if (x.promptIds.length !== r.promptIds.length) continue;
       stats.tokenOps += x.promptIds.length;
-      if (!equalRange(x.promptIds, r.promptIds, x.promptIds.length)) continue;
+      stats.compareOps += x.promptIds.length;
+      if (commonLength(x.promptIds, 0, r.promptIds, 0, x.promptIds.length) < x.promptIds.length) continue;
       replacedBy.set(x.id, r.id);
     }
   }
@@ -113,68 +122,44 @@ function buildSession(
   const nodes: Node[] = [];
   const failed: Array<{ c: TrajectoryInput; parent: number; order: number }> = [];
   const nodeById = new Map<string, number>();
-  /** hashed tip → nodes with that tip, latest first */
-  const tipMap = new Map<number, number[]>();
-  /** hashed prefix of any tip → latest node whose tip has it */
-  const prefixMap = new Map<number, number>();
-  /** hashed full prompt → nodes with that prompt */
-  const promptMap = new Map<number, number[]>();
-
-  const tipEquals = (n: Node, q: ArrayLike<number>): boolean => {
-    const p = n.c.promptIds;
-    const o = n.c.outputIds;
-    stats.tokenOps += n.tipLen;
-    if (!equalRange(p, q, p.length)) return false;
-    for (let j = 0; j < o.length; j++) if (q[p.length + j] !== o[j]) return false;
-    return true;
-  };
-
-  const findParent = (q: ArrayLike<number>, h: PrefixHasher): number => {
-    for (let i = q.length; i >= 0; i--) {
-      stats.tokenOps++;
-      const cands = tipMap.get(h.key(i));
-      if (!cands) continue;
-      for (const ci of cands) if (nodes[ci].tipLen === i && tipEquals(nodes[ci], q)) return ci;
+  /** the tips of the ok nodes so far (see tip-trie.ts): parent, longest common prefix, identical prompts */
+  const trie = new TipTrie();
+  let direct = 0;
+  /**
+   * The usual case: q extends the tip of one of the last few nodes (the previous turn, or one of n>1
+   * samples). Checked here against that completion's own arrays (output first: cheap to rule out
+   * siblings), so the trie walk starts at its tip and compares only the tokens beyond it.
+   */
+  const recentTip = (q: ArrayLike<number>): number => {
+    const before = direct;
+    for (let j = nodes.length - 1; j >= 0 && j >= nodes.length - RECENT; j--) {
+      if (direct - before > q.length) break; // failed tries cost at most about two prompt lengths
+      const x = nodes[j];
+      if (x.tipLen > q.length) continue;
+      const p = x.c.promptIds;
+      const o = x.c.outputIds;
+      const k = commonLength(q, p.length, o, 0, o.length);
+      direct += k + 1;
+      if (k < o.length) continue;
+      const kp = commonLength(q, 0, p, 0, p.length);
+      direct += kp + 1;
+      if (kp === p.length) return j;
     }
     return -1;
   };
 
   all.forEach((c, order) => {
     const q = c.promptIds;
-    const h = new PrefixHasher(q.length + c.outputIds.length);
-    h.pushAll(q);
-    stats.tokenOps += q.length;
-    const parent = findParent(q, h);
     if (c.status !== 'ok') {
-      failed.push({ c, parent, order });
+      trie.query(q, -1, recentTip(q));
+      failed.push({ c, parent: trie.parent, order });
       return;
     }
     if (replacedBy.has(c.id)) return;
 
-    // longest common prefix with any earlier tip (hash-walk from the parent's tip)
-    let d = parent >= 0 ? nodes[parent].tipLen : 0;
-    while (d < q.length && prefixMap.has(h.key(d + 1))) {
-      d++;
-      stats.tokenOps++;
-    }
-    const relNode = d > 0 ? (prefixMap.get(h.key(d)) ?? -1) : -1;
-
-    // identical prompt seen before?
-    let samePrompt = -1;
-    const pk = h.key(q.length);
-    const same = promptMap.get(pk);
-    if (same) {
-      for (const si of same) {
-        const sp = nodes[si].c.promptIds;
-        stats.tokenOps += sp.length;
-        if (sp.length === q.length && equalRange(sp, q, q.length)) {
-          samePrompt = si;
-          break;
-        }
-      }
-    }
-
     const idx = nodes.length;
+    trie.query(q, idx, recentTip(q));
+    const parent = trie.parent;
     const node: Node = {
       c,
       order,
@@ -183,26 +168,21 @@ function buildSession(
       children: [],
       latest: order,
       heavy: -1,
-      relNode,
-      relLen: d,
-      samePrompt,
+      // longest common prefix with any earlier tip, and the latest node whose tip shares all of it
+      relNode: trie.rel,
+      relLen: trie.lcp,
+      samePrompt: trie.same,
       trace: -1,
     };
     nodes.push(node);
     nodeById.set(c.id, idx);
     if (parent >= 0) nodes[parent].children.push(idx);
-    if (same) same.push(idx);
-    else promptMap.set(pk, [idx]);
-
-    h.pushAll(c.outputIds);
-    stats.tokenOps += c.outputIds.length;
-    for (let i = 1; i <= node.tipLen; i++) prefixMap.set(h.key(i), idx);
-    stats.tokenOps += node.tipLen;
-    const tk = h.key(node.tipLen);
-    const tips = tipMap.get(tk);
-    if (tips) tips.unshift(idx);
-    else tipMap.set(tk, [idx]);
+    trie.insert(idx, q, c.outputIds);
   });
+  stats.tokenOps += direct + trie.compares + trie.hops + trie.stored;
+  stats.compareOps += direct + trie.compares + trie.hops;
+  stats.newTokens += trie.stored;
+  stats.indexOps += trie.stored + trie.vertices;
 
   // ---- decomposition into paths: continue with the child whose subtree is most recent ----
   for (let i = nodes.length - 1; i >= 0; i--) {
@@ -224,7 +204,7 @@ function buildSession(
         sessionId,
         builder: 'prefix-merge',
         completionIds: [],
-        promptIds: Array.from(c.promptIds),
+        promptIds: toArray(c.promptIds),
         responseIds: [],
         lossMask: [],
         responseLogprobs: [],
@@ -237,6 +217,8 @@ function buildSession(
       },
       nodes: [],
       startOrder: n.order,
+      buf: null,
+      len: 0,
     };
     stats.tokenOps += c.promptIds.length;
     built.push(b);
@@ -246,6 +228,25 @@ function buildSession(
   const appendTurn = (b: Building, ni: number, from: number): void => {
     const t = b.trace;
     const c = nodes[ni].c;
+    const tipLen = nodes[ni].tipLen;
+    if (b.nodes.length > 0) {
+      // a later turn: the content so far equals c's prompt up to b.len (the proof just checked it)
+      let buf = b.buf;
+      if (buf === null || tipLen > buf.length) {
+        const grown = new Int32Array(Math.max(64, 2 * tipLen));
+        if (buf) grown.set(buf.subarray(0, b.len));
+        else {
+          const f = nodes[b.nodes[0]].c;
+          grown.set(f.promptIds);
+          grown.set(f.outputIds, f.promptIds.length);
+        }
+        b.buf = buf = grown;
+      }
+      const P = c.promptIds.length;
+      for (let i = b.len; i < P; i++) buf[i] = c.promptIds[i];
+      for (let j = 0; j < c.outputIds.length; j++) buf[P + j] = c.outputIds[j];
+    }
+    b.len = tipLen;
     for (let i = from; i < c.promptIds.length; i++) {
       t.responseIds.push(c.promptIds[i]);
       t.lossMask.push(0);
@@ -265,15 +266,21 @@ function buildSession(
   };
   /** -1 when the content built so far is a prefix of q, else the first index where it is not. */
   const proofMismatch = (b: Building, q: ArrayLike<number>): number => {
-    const t = b.trace;
-    const P = t.promptIds.length;
-    const len = P + t.responseIds.length;
-    stats.tokenOps += len;
-    for (let i = 0; i < len; i++) {
-      if (i >= q.length) return i;
-      if ((i < P ? t.promptIds[i] : t.responseIds[i - P]) !== q[i]) return i;
+    const len = b.len;
+    const n = q.length < len ? q.length : len;
+    let i: number;
+    if (b.buf) {
+      i = commonLength(b.buf, 0, q, 0, n);
+    } else {
+      const f = nodes[b.nodes[0]].c;
+      const P = f.promptIds.length;
+      i = commonLength(f.promptIds, 0, q, 0, q.length < P ? q.length : P);
+      if (i === P) i += commonLength(f.outputIds, 0, q, P, n - P);
     }
-    return -1;
+    stats.tokenOps += len;
+    stats.compareOps += i;
+    if (i < n) return i;
+    return len > q.length ? q.length : -1;
   };
 
   const walk = (start: number, origin: TraceOrigin): void => {

@@ -114,6 +114,23 @@ export interface UnplacedCompletion {
 export interface BuildResult {
   traces: Trace[];
   unplaced: UnplacedCompletion[];
-  /** Work counters (token comparisons, hash steps): linear in the input's total tokens. */
-  stats: { inputTokens: number; tokenOps: number };
+  /** Work counters (structure, not timing). */
+  stats: BuildStats;
+}
+
+export interface BuildStats {
+  /** Prompt + output tokens of the input. */
+  inputTokens: number;
+  /** All per-token work (comparisons, index steps and writes, trace writes, proof checks): linear in inputTokens. */
+  tokenOps: number;
+  /**
+   * prefix-merge: the part of tokenOps that reads tokens already seen — exact comparisons of prompts against
+   * the earlier tips and against the trace built so far (the proof), plus index vertex steps. Every prompt
+   * token is compared about twice; nothing is hashed or mapped per token.
+   */
+  compareOps?: number;
+  /** prefix-merge: tokens of ok tips not shared with any earlier tip (what the index stores). */
+  newTokens?: number;
+  /** prefix-merge: index writes — tokens stored plus vertices created (≤ newTokens + 3 per completion + 1 per session). */
+  indexOps?: number;
 }
