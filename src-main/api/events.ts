@@ -16,8 +16,12 @@ export class EventBus {
   private readonly emitter = new EventEmitter();
   constructor() { this.emitter.setMaxListeners(0); }
   emit(ev: AppEvent): void { this.emitter.emit('event', ev); }
+  /** A listener that throws is cut off from that event only; emitters (the gateway) never see it. */
   subscribe(fn: (ev: AppEvent) => void): () => void {
-    this.emitter.on('event', fn);
-    return () => this.emitter.off('event', fn);
+    const safe = (ev: AppEvent) => {
+      try { fn(ev); } catch (err) { console.error(`rollgate: event listener failed: ${(err as Error).message}`); }
+    };
+    this.emitter.on('event', safe);
+    return () => this.emitter.off('event', safe);
   }
 }

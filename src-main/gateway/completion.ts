@@ -109,6 +109,8 @@ export async function handleCompletion(
     }
   } finally {
     reply.raw.off('close', onClose);
+    // A hijacked stream must always end, whatever failed above, or the agent waits for ever.
+    if (encoder && !reply.raw.writableEnded) reply.raw.end();
   }
 }
 

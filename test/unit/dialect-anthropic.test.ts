@@ -278,6 +278,29 @@ describe('anthropic codec: responses', () => {
     expect(empty.filter((e) => e.event === 'content_block_start')).toHaveLength(1);
   });
 
+  it('text arriving while a tool_use block is open waits until after the calls (no delta to a closed block)', async () => {
+    const deltas: CanonicalDelta[] = [
+      { kind: 'content', text: '\n\n' },
+      { kind: 'tool_call', index: 0, id: 'call_a', name: 'Bash', arguments: '{"command":' },
+      { kind: 'content', text: '\n' },
+      { kind: 'tool_call', index: 0, arguments: '"ls"}' },
+    ];
+    const res = response({ content: '\n\n\n', tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'Bash', arguments: '{"command":"ls"}' } }] }, 'tool_calls');
+    const frames = runStream(ctx, deltas, res);
+    const closed = new Set<number>();
+    for (const e of parseSse(frames)) {
+      if (e.event === 'content_block_delta') expect(closed.has(e.json.index), `delta to closed block ${e.json.index}`).toBe(false);
+      if (e.event === 'content_block_stop') closed.add(e.json.index);
+    }
+    const client = new Anthropic({ apiKey: 'x', baseURL: 'http://gw.test', fetch: fakeFetch(frames.join(''), 'text/event-stream'), maxRetries: 0 });
+    const msg = await client.messages.stream({ model: 'claude-x', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
+    expect(msg.content).toEqual([
+      { type: 'text', text: '\n\n' },
+      { type: 'tool_use', id: 'call_a', name: 'Bash', input: { command: 'ls' } },
+      { type: 'text', text: '\n' },
+    ]);
+  });
+
   it('omitted thinking display streams only the signature', () => {
     const events = parseSse(runStream({ ...ctx, thinkingDisplay: 'omitted' }, [{ kind: 'reasoning', text: 'x' }, { kind: 'content', text: 'y' }], response({ reasoning: 'x', content: 'y' })));
     expect(events.some((e) => e.json.delta?.type === 'thinking_delta')).toBe(false);

@@ -73,6 +73,12 @@ interface OpenBlock { kind: 'thinking' | 'text' | 'tool_use'; index: number; tex
  * message_start, then one content block per run of same-kind deltas (thinking → thinking_delta and a
  * closing signature_delta, text → text_delta, each tool call → tool_use + input_json_delta), then
  * message_delta (stop_reason, usage) and message_stop.
+ *
+ * Once a tool_use block is open, text and thinking that the engine still sends (whitespace between or
+ * after calls, a late `</think>` remainder) are held back and sent as blocks after the tool calls: closing
+ * the tool block for them would leave its remaining input_json_delta pointing at a closed block, which
+ * clients reject (Claude Code: "Stream event referenced an already-closed content block", and it keeps
+ * only the partial response).
  */
 export class AnthropicStream implements StreamEncoder {
   private next = 0;
@@ -80,6 +86,9 @@ export class AnthropicStream implements StreamEncoder {
   private readonly toolBlocks = new Map<number, number>();
   private sawThinking = false;
   private sawText = false;
+  /** Thinking and text that arrived after the first tool_use block opened (sent at finish). */
+  private heldThinking = '';
+  private heldText = '';
 
   constructor(private readonly ctx: AnthropicContext, private readonly meta: { id: string; model: string; created: number }) {}
 
@@ -152,13 +161,19 @@ export class AnthropicStream implements StreamEncoder {
   }
 
   delta(d: CanonicalDelta): string[] {
-    if (d.kind === 'reasoning') return d.text ? this.thinking(d.text) : [];
-    if (d.kind === 'content') return d.text ? this.text(d.text) : [];
-    return this.toolCall(d.index, d.id, d.name, d.arguments);
+    if (d.kind === 'tool_call') return this.toolCall(d.index, d.id, d.name, d.arguments);
+    if (!d.text) return [];
+    if (this.toolBlocks.size > 0) {
+      if (d.kind === 'reasoning') { this.heldThinking += d.text; this.sawThinking = true; } else { this.heldText += d.text; this.sawText = true; }
+      return [];
+    }
+    return d.kind === 'reasoning' ? this.thinking(d.text) : this.text(d.text);
   }
 
   finish(res: CanonicalResponse): string[] {
     const frames = this.close();
+    if (this.heldThinking) frames.push(...this.thinking(this.heldThinking), ...this.close());
+    if (this.heldText) frames.push(...this.text(this.heldText), ...this.close());
     // Whatever the engine reported only in the final response (nothing streamed for it) is sent now.
     const m = res.message;
     if (!this.sawThinking && m.reasoning) frames.push(...this.thinking(m.reasoning), ...this.close());
