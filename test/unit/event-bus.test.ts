@@ -12,7 +12,7 @@ describe('EventBus', () => {
     off();
     bus.emit({ type: 'session', id: 's2' });
     expect(seen).toEqual(['session']);
-    expect(quiet).toHaveBeenCalledOnce();
+    expect(quiet).toHaveBeenCalledTimes(2);
     quiet.mockRestore();
   });
 });
