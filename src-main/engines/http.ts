@@ -119,18 +119,21 @@ export async function* sseData(res: Dispatcher.ResponseData): AsyncGenerator<unk
   const pending: string[] = [];
   const parser = createParser({ onEvent: (ev) => { pending.push(ev.data); } });
   const decoder = new TextDecoder();
+  let done = false;
   try {
+    // After [DONE] the body is read to its end rather than dropped, so the keep-alive connection is reused.
     for await (const chunk of streamChunks(res)) {
+      if (done) continue;
       parser.feed(decoder.decode(chunk, { stream: true }));
-      while (pending.length) {
+      while (pending.length && !done) {
         const data = pending.shift()!;
-        if (data === '[DONE]') return;
-        yield parseEvent(data);
+        if (data === '[DONE]') done = true;
+        else yield parseEvent(data);
       }
     }
-    throw new EngineError('engine stream ended without [DONE]', 502, true);
+    if (!done) throw new EngineError('engine stream ended without [DONE]', 502, true);
   } finally {
-    res.body.destroy();
+    if (!res.body.readableEnded) res.body.destroy();
   }
 }
 

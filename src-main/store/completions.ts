@@ -74,9 +74,15 @@ export class CompletionsRepo {
     return max + 1;
   }
 
-  /** Allocates a seq (monotonic per session within this process, never handed out twice). */
+  /**
+   * Allocates a seq (monotonic per session within this process, never handed out twice). Every record
+   * this process writes got its seq here, so once a session has a reservation no query is needed.
+   */
   reserveSeq(sessionId: string): number {
-    const seq = this.nextSeq(sessionId);
+    const known = this.reserved.get(sessionId);
+    const seq = known ?? this.nextSeq(sessionId);
+    // Bounded memory: forgetting reservations only sends sessions back to the query above.
+    if (known === undefined && this.reserved.size >= 100_000) this.reserved.clear();
     this.reserved.set(sessionId, seq + 1);
     return seq;
   }
