@@ -76,6 +76,16 @@ export const codexHarness: Harness = {
   },
 };
 
+/** Gemini CLI and Qwen Code share one settings shape: the auth type, no telemetry, no update checks. */
+function quietSettings(selectedType: string): string {
+  return json({
+    security: { auth: { selectedType } },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+    general: { disableAutoUpdate: true, disableUpdateNag: true },
+  });
+}
+
 export const geminiCliHarness: Harness = {
   name: 'gemini-cli',
   description: 'Gemini CLI (`gemini -p`), Gemini generateContent (streaming)',
@@ -84,12 +94,7 @@ export const geminiCliHarness: Harness = {
   agent: { package: '@google/gemini-cli', version: '0.61.0', bin: 'gemini' },
   defaultTimeoutMs: CLI_TIMEOUT_MS,
   homeFiles: () => ({
-    '.gemini/settings.json': json({
-      security: { auth: { selectedType: 'gemini-api-key' } },
-      privacy: { usageStatisticsEnabled: false },
-      telemetry: { enabled: false },
-      general: { disableAutoUpdate: true, disableUpdateNag: true },
-    }),
+    '.gemini/settings.json': quietSettings('gemini-api-key'),
   }),
   launch(ctx, bin) {
     return {
@@ -108,12 +113,7 @@ export const qwenCodeHarness: Harness = {
   agent: { package: '@qwen-code/qwen-code', version: '0.24.4', bin: 'qwen' },
   defaultTimeoutMs: CLI_TIMEOUT_MS,
   homeFiles: () => ({
-    '.qwen/settings.json': json({
-      security: { auth: { selectedType: 'openai' } },
-      privacy: { usageStatisticsEnabled: false },
-      telemetry: { enabled: false },
-      general: { disableAutoUpdate: true, disableUpdateNag: true },
-    }),
+    '.qwen/settings.json': quietSettings('openai'),
   }),
   launch(ctx, bin) {
     return {
