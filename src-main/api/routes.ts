@@ -49,7 +49,7 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
   app.get('/api/sessions', async (req) => {
     const q = req.query as { limit?: string; offset?: string; batch?: string };
     const sessions = store.sessions.list({ limit: Math.min(Number(q.limit ?? 200) || 200, 1000), offset: Number(q.offset ?? 0) || 0, batchId: q.batch });
-    return { sessions: sessions.map(publicSession) };
+    return { total: store.sessions.count({ batchId: q.batch }), sessions: sessions.map(publicSession) };
   });
 
   app.get('/api/sessions/:id', async (req, reply) => {

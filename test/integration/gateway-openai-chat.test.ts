@@ -155,6 +155,10 @@ describe('gateway rejects bad input in the OpenAI shape', () => {
     expect(r.choices[0]!.message.content).toBeTruthy();
     const models = await client.models.list();
     expect(models.data[0]!.id).toBe('Qwen/Qwen3-8B');
+    const page = await app.api('/api/sessions?limit=1');
+    expect(page.sessions).toHaveLength(1);
+    expect(page.total).toBeGreaterThan(1);
+    expect(page.sessions[0]).not.toHaveProperty('key');
   });
 
   it('answers malformed JSON, wrong types and oversized bodies with 4xx in the OpenAI error shape', async () => {
