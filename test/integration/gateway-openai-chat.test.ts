@@ -155,6 +155,7 @@ describe('gateway rejects bad input in the OpenAI shape', () => {
     expect(r.choices[0]!.message.content).toBeTruthy();
     const models = await client.models.list();
     expect(models.data[0]!.id).toBe('Qwen/Qwen3-8B');
+    await app.createSession();
     const page = await app.api('/api/sessions?limit=1');
     expect(page.sessions).toHaveLength(1);
     expect(page.total).toBeGreaterThan(1);
