@@ -39,20 +39,7 @@ export function startNode(name: string, script: string, args: string[], opts: { 
   const collect = (b: Buffer) => { out += b.toString(); if (out.length > 1_000_000) out = out.slice(-500_000); };
   child.stdout!.on('data', collect);
   child.stderr!.on('data', collect);
-  const exited = new Promise<void>((res) => child.once('exit', () => res()));
-  const proc: Proc = {
-    name, child, pid: child.pid!, url: '',
-    output: () => out,
-    async stop(signal = 'SIGTERM') {
-      live.delete(proc);
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill(signal);
-      const t = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(t);
-    },
-  };
-  live.add(proc);
+  const proc = tracked(name, child, () => out);
   return new Promise((res, rej) => {
     const timer = setTimeout(() => { void proc.stop('SIGKILL'); rej(new Error(`${name} did not start within ${opts.timeoutMs ?? 60_000} ms:\n${out}`)); }, opts.timeoutMs ?? 60_000);
     const onData = () => {
@@ -76,10 +63,14 @@ export function spawnNode(name: string, script: string, args: string[], opts: { 
   let out = '';
   if (!opts.stdin) child.stdout!.on('data', (b: Buffer) => { out += b.toString(); if (out.length > 100_000) out = out.slice(-50_000); });
   child.stderr!.on('data', (b: Buffer) => { out += b.toString(); if (out.length > 100_000) out = out.slice(-50_000); });
+  return tracked(name, child, () => out);
+}
+
+/** A child registered for stopAll; stop sends `signal`, then SIGKILL after 5 s. */
+function tracked(name: string, child: ChildProcess, output: () => string): Proc & { exited: Promise<void> } {
   const exited = new Promise<void>((res) => child.once('exit', () => { live.delete(proc); res(); }));
   const proc: Proc & { exited: Promise<void> } = {
-    name, child, pid: child.pid!, url: '', exited,
-    output: () => out,
+    name, child, pid: child.pid!, url: '', exited, output,
     async stop(signal = 'SIGTERM') {
       live.delete(proc);
       if (child.exitCode !== null || child.signalCode !== null) return;

@@ -64,6 +64,7 @@ export function createAdapter(config: EngineConfig): EngineAdapter {
 }
 
 const MAX_BACKOFF_MS = 30_000;
+const MAX_STICKY_SESSIONS = 100_000;
 
 function isReplicaFailure(err: unknown): boolean {
   return err instanceof EngineError && !(err instanceof EnginePausedError) && err.status >= 500;
@@ -122,7 +123,10 @@ export class EnginePool {
       this.rankCounters.set(replica.url, n + 1);
       rank = n % dp;
     }
+    this.sticky.delete(sessionId);
     this.sticky.set(sessionId, { engineId: engine.config.id, url: replica.url, rank });
+    // Bounded: the oldest sessions' pins go first; a forgotten session just gets a least-loaded pick again.
+    if (this.sticky.size > MAX_STICKY_SESSIONS) this.sticky.delete(this.sticky.keys().next().value!);
     return { replica, rank };
   }
 
@@ -251,6 +255,4 @@ export class EnginePool {
     if (this.healthTimer) clearTimeout(this.healthTimer);
     this.healthTimer = null;
   }
-
-  forgetSession(sessionId: string): void { this.sticky.delete(sessionId); }
 }

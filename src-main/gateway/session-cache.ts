@@ -17,6 +17,4 @@ export class SessionTurnCache {
     this.turns.set(sessionId, list);
     if (this.turns.size > this.sessionLimit) this.turns.delete(this.turns.keys().next().value!);
   }
-
-  forget(sessionId: string): void { this.turns.delete(sessionId); }
 }

@@ -6,6 +6,7 @@ import { create } from 'zustand';
 import { api } from '../backend/client.js';
 import type { BatchSubmit } from '../backend/types.js';
 import { StatusBadge } from '../components/Badges.js';
+import { HarnessSelect } from '../components/HarnessSelect.js';
 import { Empty, ErrorState, Loading } from '../components/States.js';
 import { ProgressBar } from '../components/Widgets.js';
 import { batchLabel, batchName } from '../lib/batch.js';
@@ -177,17 +178,7 @@ export function LaunchView() {
           </fieldset>
           <label className="field">
             <span className="field-label">Harness</span>
-            {catalog.harnessError ? (
-              <span className="inline-error" role="alert">Harness list unavailable: {catalog.harnessError}</span>
-            ) : (
-              <select className="input" aria-label="Harness" value={harness} onChange={(e) => setHarness(e.target.value)}>
-                {(catalog.harnesses ?? []).map((x) => (
-                  <option key={x.name} value={x.name}>
-                    {x.name} ({x.dialect})
-                  </option>
-                ))}
-              </select>
-            )}
+            <HarnessSelect value={harness} onChange={setHarness} />
             {h && (
               <span className="field-hint">
                 {h.description}

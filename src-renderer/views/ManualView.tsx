@@ -6,6 +6,7 @@ import { create } from 'zustand';
 import { api, postJson } from '../backend/client.js';
 import type { CreatedSession, HarnessSnippet } from '../backend/types.js';
 import { StatusBadge } from '../components/Badges.js';
+import { HarnessSelect } from '../components/HarnessSelect.js';
 import { EngineLabel } from '../components/EngineLabel.js';
 import { Empty, ErrorState, Loading } from '../components/States.js';
 import { CodeBlock, CopyButton, useListKeys } from '../components/Widgets.js';
@@ -81,17 +82,7 @@ function CreateForm() {
       <div className="field-row">
         <label className="field">
           <span className="field-label">Harness</span>
-          {catalog.harnessError ? (
-            <span className="inline-error" role="alert">Harness list unavailable: {catalog.harnessError}</span>
-          ) : (
-            <select className="input" aria-label="Harness" value={harness} onChange={(e) => setHarness(e.target.value)}>
-              {(catalog.harnesses ?? []).map((x) => (
-                <option key={x.name} value={x.name}>
-                  {x.name} ({x.dialect})
-                </option>
-              ))}
-            </select>
-          )}
+          <HarnessSelect value={harness} onChange={setHarness} />
           {h && <span className="field-hint">{h.description}</span>}
         </label>
         <label className="field">
