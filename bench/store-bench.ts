@@ -7,13 +7,13 @@ import { mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { buildTraces, type TrajectoryInput } from '../src-main/core/trajectory/index.js';
-import type { CompletionRecord, SessionRecord } from '../src-main/core/types.js';
+import type { CompletionRecord, NewSession } from '../src-main/core/types.js';
 import { blobToFloat32, blobToInt32, openStore, type Store } from '../src-main/store/index.js';
 
 const EOS = 151645;
 const VOCAB = 151_000;
 
-function session(id: string): SessionRecord {
+function session(id: string): NewSession {
   return { id, key: randomBytes(16).toString('hex'), engineId: 'bench', harness: null, taskId: null, batchId: null, metadata: {}, status: 'finished', reward: 1, createdAt: Date.now(), finishedAt: Date.now() };
 }
 
@@ -129,7 +129,7 @@ export async function exportGen(spec: { dataDir: string; targetBytes: number; pr
   const count = Math.ceil(spec.targetBytes / rowBytes);
   let tokens = 0;
   const t0 = performance.now();
-  const sessions: SessionRecord[] = [];
+  const sessions: NewSession[] = [];
   for (let s = 0; s * per < count; s++) sessions.push(session(`ses_export_${String(s).padStart(6, '0')}`));
   await Promise.all(sessions.map((s) => store.writer.putSession(s)));
   function* all(): Generator<CompletionRecord> {

@@ -26,20 +26,23 @@ export async function registerBatchesApi(app: FastifyInstance, deps: ApiDeps): P
     }),
   }));
 
-  // Ready-to-paste env/config for running a harness by hand against an existing session (manual sessions).
-  app.get('/api/harnesses/:name/snippet', async (req, reply) => {
+  // Ready-to-paste env/config for running a harness by hand against a session (manual sessions). The store
+  // keeps only a hash of the key, so the caller brings the key it was given at creation; it must match.
+  app.post('/api/harnesses/:name/snippet', async (req, reply) => {
     const { name } = req.params as { name: string };
-    const q = req.query as { sessionId?: string; command?: string; workDir?: string };
+    const body = (req.body ?? {}) as { sessionId?: unknown; key?: unknown; command?: unknown; workDir?: unknown };
     const h = getHarness(name);
     if (!h) return notFound(reply, `harness ${name}`);
-    if (!q.sessionId) return badRequest(reply, 'sessionId is required (create one with POST /api/sessions)');
-    const s = store.sessions.get(q.sessionId);
+    if (typeof body.sessionId !== 'string' || !body.sessionId) return badRequest(reply, 'sessionId is required (create one with POST /api/sessions)');
+    if (typeof body.key !== 'string' || !body.key) return badRequest(reply, 'key is required: the session key returned once by POST /api/sessions');
+    const s = store.sessions.get(body.sessionId);
     if (!s) return notFound(reply, 'session');
+    if (store.sessions.getByKey(body.key)?.id !== s.id) return badRequest(reply, `key does not belong to session ${s.id}`);
     const engineId = s.engineId ?? pool.defaultEngineId;
     const model = (engineId && pool.get(engineId)?.config.model) || 'default';
     const snippet = manualSnippet(h, {
-      taskId: s.taskId, sessionId: s.id, key: s.key, urls: sessionUrls(deps.baseUrl(), s.key), model,
-      workDir: q.workDir ?? process.cwd(), options: { command: q.command },
+      taskId: s.taskId, sessionId: s.id, key: body.key, urls: sessionUrls(deps.baseUrl(), body.key), model,
+      workDir: typeof body.workDir === 'string' ? body.workDir : process.cwd(), options: { command: typeof body.command === 'string' ? body.command : undefined },
     });
     return { sessionId: s.id, engine: engineId ?? null, model, ...snippet };
   });

@@ -5,7 +5,7 @@ import type { EnginePool } from '../engines/pool.js';
 import type { RolloutManager } from '../rollouts/manager.js';
 import type { Store } from '../store/index.js';
 import type { EventBus } from './events.js';
-import { completionJson, newSession, publicSession, sessionUrls } from './sessions.js';
+import { completionJson, newSession, sessionUrls } from './sessions.js';
 import { VERSION } from './version.js';
 
 export interface ApiDeps {
@@ -49,13 +49,13 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
   app.get('/api/sessions', async (req) => {
     const q = req.query as { limit?: string; offset?: string; batch?: string };
     const sessions = store.sessions.list({ limit: Math.min(Number(q.limit ?? 200) || 200, 1000), offset: Number(q.offset ?? 0) || 0, batchId: q.batch });
-    return { total: store.sessions.count({ batchId: q.batch }), sessions: sessions.map(publicSession) };
+    return { total: store.sessions.count({ batchId: q.batch }), sessions: sessions };
   });
 
   app.get('/api/sessions/:id', async (req, reply) => {
     const s = store.sessions.getSummary((req.params as { id: string }).id);
     if (!s) return reply.code(404).send({ error: { message: 'session not found', type: 'not_found_error' } });
-    return publicSession(s);
+    return s;
   });
 
   app.get('/api/sessions/:id/completions', async (req, reply) => {
@@ -74,7 +74,7 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
     if (!parsed.success) return reply.code(400).send(badRequest(parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')));
     await store.writer.updateSession(id, { status: 'finished', reward: parsed.data.reward ?? session.reward, finishedAt: Date.now() });
     events.emit({ type: 'session', id, status: 'finished' });
-    return publicSession(store.sessions.getSummary(id)!);
+    return store.sessions.getSummary(id)!;
   });
 
   app.get('/api/events', (req, reply) => {

@@ -1,12 +1,12 @@
 // Session creation and the JSON views of sessions and completions (control API, DESIGN §11).
 import { randomBytes } from 'node:crypto';
-import type { CompletionRecord, SessionRecord } from '../core/types.js';
+import type { CompletionRecord, NewSession, SessionRecord } from '../core/types.js';
 import { loadTokenizer } from '../engines/tokenizer/index.js';
 import type { EnginePool } from '../engines/pool.js';
 
 export interface SessionUrls { openai: string; anthropic: string; gemini: string }
 
-export function newSession(fields: Partial<SessionRecord>): SessionRecord {
+export function newSession(fields: Partial<SessionRecord>): NewSession {
   return {
     id: `ses_${randomBytes(8).toString('hex')}`,
     key: randomBytes(16).toString('hex'),
@@ -19,12 +19,6 @@ export function newSession(fields: Partial<SessionRecord>): SessionRecord {
 export function sessionUrls(baseUrl: string, key: string): SessionUrls {
   const root = `${baseUrl.replace(/\/$/, '')}/s/${key}`;
   return { openai: `${root}/v1`, anthropic: root, gemini: root };
-}
-
-/** Session JSON without its key: the key is only handed out once, at creation. */
-export function publicSession<T extends SessionRecord>(s: T): Omit<T, 'key'> {
-  const { key: _key, ...rest } = s;
-  return rest;
 }
 
 export async function completionJson(rec: CompletionRecord, pool: EnginePool, withPieces: boolean) {

@@ -23,11 +23,12 @@ async function call<T>(base: string, path: string, token: string | undefined, in
 }
 
 async function createAndPrint(base: string, opts: SessionOptions): Promise<string> {
-  const s = await call<{ id: string }>(base, '/api/sessions', opts.controlToken, {
+  const s = await call<{ id: string; key: string }>(base, '/api/sessions', opts.controlToken, {
     method: 'POST', body: JSON.stringify({ harness: opts.harness, ...(opts.engine ? { engine: opts.engine } : {}), metadata: { manual: true } }),
   });
-  const q = new URLSearchParams({ sessionId: s.id, workDir: process.cwd(), ...(opts.command ? { command: opts.command } : {}) });
-  const snippet = await call<{ shell: string; env: Record<string, string> }>(base, `/api/harnesses/${encodeURIComponent(opts.harness)}/snippet?${q}`, opts.controlToken);
+  const snippet = await call<{ shell: string; env: Record<string, string> }>(base, `/api/harnesses/${encodeURIComponent(opts.harness)}/snippet`, opts.controlToken, {
+    method: 'POST', body: JSON.stringify({ sessionId: s.id, key: s.key, workDir: process.cwd(), ...(opts.command ? { command: opts.command } : {}) }),
+  });
   if (opts.json) process.stdout.write(`${JSON.stringify(snippet, null, 2)}\n`);
   else {
     process.stdout.write(`${snippet.shell}`);

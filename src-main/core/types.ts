@@ -118,8 +118,6 @@ export type SessionStatus = 'active' | 'finished' | 'interrupted' | 'failed';
 
 export interface SessionRecord {
   id: string;
-  /** 128-bit random, hex; never logged. */
-  key: string;
   engineId: string | null;
   harness: string | null;
   taskId: string | null;
@@ -129,4 +127,12 @@ export interface SessionRecord {
   reward: number | null;
   createdAt: number;
   finishedAt: number | null;
+}
+
+/**
+ * A session as created: with its key (128-bit random, hex), which the agent uses as its API key. The key
+ * is handed out once, in the creation response; the store keeps only its sha256, and it is never logged.
+ */
+export interface NewSession extends SessionRecord {
+  key: string;
 }

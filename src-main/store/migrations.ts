@@ -119,6 +119,14 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'session-keys-hashed-only',
+    sql: `
+      -- A session key is the agent's API key: keep only its sha256, which is all the lookup needs.
+      ALTER TABLE sessions DROP COLUMN key;
+    `,
+  },
 ];
 
 /** Applies pending migrations in one IMMEDIATE transaction. Idempotent; returns the versions applied. */

@@ -13,7 +13,6 @@ import { blobToFloat32, blobToInt32, float32ToBlob, int32ToBlob } from './token-
 
 export interface SessionRow {
   id: string;
-  key: string;
   key_hash: Buffer;
   engine_id: string | null;
   harness: string | null;
@@ -67,7 +66,6 @@ function parseOrNull<T>(s: string | null): T | null {
 export function rowToSession(r: SessionRow): SessionRecord {
   return {
     id: r.id,
-    key: r.key,
     engineId: r.engine_id,
     harness: r.harness,
     taskId: r.task_id,

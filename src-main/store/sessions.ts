@@ -1,7 +1,7 @@
 // Sessions repository: typed, prepared statements cached on construction.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import type { SessionRecord, SessionStatus } from '../core/types.js';
+import type { NewSession, SessionRecord, SessionStatus } from '../core/types.js';
 import { rowToSession, type SessionRow } from './rows.js';
 
 /** Fields a session update may change (id, key and createdAt are immutable). */
@@ -69,8 +69,8 @@ export class SessionsRepo {
 
   constructor(private readonly db: Database.Database) {
     this.insertStmt = db.prepare(`INSERT INTO sessions
-      (id, key, key_hash, engine_id, harness, task_id, batch_id, metadata, status, reward, created_at, finished_at)
-      VALUES (@id, @key, @key_hash, @engine_id, @harness, @task_id, @batch_id, @metadata, @status, @reward, @created_at, @finished_at)`);
+      (id, key_hash, engine_id, harness, task_id, batch_id, metadata, status, reward, created_at, finished_at)
+      VALUES (@id, @key_hash, @engine_id, @harness, @task_id, @batch_id, @metadata, @status, @reward, @created_at, @finished_at)`);
     this.getStmt = db.prepare('SELECT * FROM sessions WHERE id = ?');
     this.getSummaryStmt = db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM sessions s WHERE s.id = ?`);
     this.byKeyStmt = db.prepare('SELECT * FROM sessions WHERE key_hash = ?');
@@ -89,7 +89,7 @@ export class SessionsRepo {
   }
 
   /** Synchronous insert (outside the writer). Throws on a duplicate id or key. */
-  create(rec: SessionRecord): SessionRecord {
+  create(rec: NewSession): NewSession {
     this.insertRaw(rec);
     return rec;
   }
@@ -104,14 +104,12 @@ export class SessionsRepo {
     return row ? rowToSummary(row) : null;
   }
 
-  /** Indexed lookup on sha256(key), then a constant-time comparison of the key itself. */
+  /** Indexed lookup on sha256(key), confirmed by a constant-time comparison of the digests. */
   getByKey(key: string): SessionRecord | null {
     if (typeof key !== 'string' || key.length === 0) return null;
-    const row = this.byKeyStmt.get(hashKey(key)) as SessionRow | undefined;
-    if (!row) return null;
-    const a = Buffer.from(row.key, 'utf8');
-    const b = Buffer.from(key, 'utf8');
-    if (a.length !== b.length || !timingSafeEqual(a, b)) return null;
+    const digest = hashKey(key);
+    const row = this.byKeyStmt.get(digest) as SessionRow | undefined;
+    if (!row || row.key_hash.length !== digest.length || !timingSafeEqual(row.key_hash, digest)) return null;
     return rowToSession(row);
   }
 
@@ -144,7 +142,7 @@ export class SessionsRepo {
   // ---- used by the writer inside its transaction ----
 
   /** @internal */
-  insertRaw(rec: SessionRecord): void {
+  insertRaw(rec: NewSession): void {
     this.insertStmt.run(sessionParams(rec));
   }
 
@@ -164,11 +162,10 @@ export class SessionsRepo {
   }
 }
 
-export function sessionParams(rec: SessionRecord): Record<string, unknown> {
+export function sessionParams(rec: NewSession): Record<string, unknown> {
   if (typeof rec.key !== 'string' || rec.key.length === 0) throw new TypeError(`session ${rec.id}: key is required`);
   return {
     id: rec.id,
-    key: rec.key,
     key_hash: hashKey(rec.key),
     engine_id: rec.engineId ?? null,
     harness: rec.harness ?? null,

@@ -3,7 +3,7 @@
 // gateway acknowledges a completion to the agent only once it is durable. A failing write rejects
 // its own promise only; the other queued writes still commit.
 import type Database from 'better-sqlite3';
-import type { CompletionRecord, SessionRecord } from '../core/types.js';
+import type { CompletionRecord, NewSession, SessionRecord } from '../core/types.js';
 import { CompletionsRepo, type PendingView } from './completions.js';
 import { SessionsRepo, sessionParams, patchParams, type SessionPatch } from './sessions.js';
 
@@ -80,7 +80,7 @@ export class StoreWriter implements PendingView {
     return this.enqueue(() => ({ kind: 'completion', params: CompletionsRepo.encode(rec, bodyHash), rec, bodyHash }));
   }
 
-  putSession(rec: SessionRecord): Promise<void> {
+  putSession(rec: NewSession): Promise<void> {
     return this.enqueue(() => ({ kind: 'session', params: sessionParams(rec) }));
   }
 

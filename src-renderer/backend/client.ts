@@ -130,8 +130,8 @@ export const api = {
 
   harnesses: (signal?: AbortSignal) => getJson<{ harnesses: Harness[] }>('/api/harnesses', signal),
   datasets: (signal?: AbortSignal) => getJson<{ datasets: DatasetInfo[] }>('/api/datasets', signal),
-  snippet: (harness: string, sessionId: string, signal?: AbortSignal) =>
-    getJson<HarnessSnippet>(`/api/harnesses/${enc(harness)}/snippet${qs({ sessionId })}`, signal),
+  snippet: (harness: string, session: { id: string; key: string }, signal?: AbortSignal) =>
+    postJson<HarnessSnippet>(`/api/harnesses/${enc(harness)}/snippet`, { sessionId: session.id, key: session.key }, signal),
 
   batches: (signal?: AbortSignal) => getJson<BatchesResponse>('/api/batches?limit=1000', signal),
   batch: (id: string, signal?: AbortSignal) => getJson<BatchDetail>(`/api/batches/${enc(id)}`, signal),

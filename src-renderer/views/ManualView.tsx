@@ -1,7 +1,7 @@
 // Manual session: pick a harness and an engine → POST /api/sessions → copyable env / config snippets
 // for running that agent by hand (GET /api/harnesses/:name/snippet, or built here from the harness
 // recipes when the server has no snippet route), then watch the turns arrive live.
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useState } from 'react';
 import { create } from 'zustand';
 import { api, postJson } from '../backend/client.js';
 import type { CreatedSession, HarnessSnippet } from '../backend/types.js';
@@ -12,7 +12,6 @@ import { Empty, ErrorState, Loading } from '../components/States.js';
 import { CodeBlock, CopyButton, useListKeys } from '../components/Widgets.js';
 import { formatInt, formatMs, formatReward, formatTime } from '../lib/format.js';
 import { navigate, routeHref } from '../lib/router.js';
-import { fallbackSnippet } from '../lib/snippets.js';
 import { summarizeResponse } from '../lib/summary.js';
 import { useAsync } from '../lib/useAsync.js';
 import { useCatalog } from '../store/catalog.js';
@@ -201,7 +200,6 @@ function Turns({ id }: { id: string }) {
 function Snippets({ id }: { id: string }) {
   const created = useCreated((s) => s.byId[id]);
   const catalog = useCatalog();
-  const engines = useEngines();
   const [harness, setHarness] = useState(created?.harness ?? '');
   const session = useSessionDetail((s) => (s.id === id ? s.session : null));
   useEffect(() => {
@@ -211,14 +209,8 @@ function Snippets({ id }: { id: string }) {
     if (!harness && session?.harness) setHarness(session.harness);
   }, [session?.harness]);
   const name = harness || session?.harness || 'builtin';
-  const snip = useAsync((signal) => api.snippet(name, id, signal), [name, id]);
-  const missingRoute = snip.error && snip.status === 404 && /no route|route/i.test(snip.error);
-  const model = engines.data?.find((e) => e.id === (created?.engine ?? session?.engineId))?.model ?? 'default';
-  const snippet: HarnessSnippet | null = useMemo(() => {
-    if (snip.data) return snip.data;
-    if (missingRoute && created) return fallbackSnippet(name, created, model);
-    return null;
-  }, [snip.data, missingRoute, created, name, model]);
+  const snip = useAsync(created ? (signal) => api.snippet(name, created, signal) : null, [name, id, created?.key]);
+  const snippet: HarnessSnippet | null = snip.data ?? null;
   const known = (catalog.harnesses ?? []).some((h) => h.name === name);
 
   return (
@@ -254,13 +246,12 @@ function Snippets({ id }: { id: string }) {
           </dd>
         </dl>
       ) : (
-        <div className="muted">The session key is handed out only when the session is created; this window did not create it, so only the server-made snippet can carry it.</div>
+        <div className="muted">The session key is handed out once, when the session is created, and Rollgate keeps only its hash. This window did not create the session, so it cannot make a snippet for it; create a new session here to get one.</div>
       )}
       {snip.loading && !snippet && <Loading label="Preparing the snippet…" />}
-      {snip.error && !snippet && (missingRoute ? <ErrorState message={`The server has no snippet route (${snip.error}) and this window does not hold the session key.`} /> : <ErrorState message={snip.error} onRetry={snip.reload} />)}
+      {snip.error && !snippet && <ErrorState message={snip.error} onRetry={snip.reload} />}
       {snippet && (
         <>
-          {missingRoute && <div className="muted">Built in the browser from the harness recipes: the server has no snippet route.</div>}
           <CodeBlock title="Paste into a terminal (private HOME, config files, env, command)" text={snippet.shell} testId="snippet-shell" />
           <div className="grid-2">
             <CodeBlock title="Environment" text={Object.entries(snippet.env).map(([k, v]) => `export ${k}=${JSON.stringify(v)}`).join('\n')} testId="snippet-env" />

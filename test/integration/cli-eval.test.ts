@@ -77,7 +77,8 @@ describe('rollgate session', () => {
       expect(r.stdout).toContain(`cat > "$ROLLGATE_HOME/.qwen/settings.json" <<'ROLLGATE_EOF'`);
       expect(r.stdout).toMatch(/HOME="\$ROLLGATE_HOME" npx -y -p @qwen-code\/qwen-code@0\.24\.4 qwen -p 'Your task here' --yolo/);
       const id = /# session (ses_[0-9a-f]+)/.exec(r.stderr)![1];
-      expect(app.store.sessions.get(id)).toMatchObject({ harness: 'qwen-code', engineId: 'sim-sglang', status: 'active', key });
+      expect(app.store.sessions.get(id)).toMatchObject({ harness: 'qwen-code', engineId: 'sim-sglang', status: 'active' });
+      expect(app.store.sessions.getByKey(key)?.id).toBe(id);
     } finally {
       await app.stop();
     }

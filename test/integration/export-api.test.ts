@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportLines, newProgress, type ExportSource } from '../../src-main/api/export.js';
 import { foldConversations, messageKey } from '../../src-main/core/export/session-traces.js';
 import type { ChatMessage } from '../../src-main/core/types.js';
-import type { CompletionRecord, SessionRecord } from '../../src-main/core/types.js';
+import type { CompletionRecord, NewSession } from '../../src-main/core/types.js';
 import type { CompletionIterateFilter } from '../../src-main/store/index.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { agentTurn, startAgent, toolSession, type TraceJson } from './traces-agent.js';
@@ -200,7 +200,7 @@ describe('SFT folding (pure)', () => {
 
 // ---- streaming ----
 
-function session(id: string, batchId: string | null): SessionRecord {
+function session(id: string, batchId: string | null): NewSession {
   return {
     id, key: randomBytes(16).toString('hex'), engineId: 'sim-vllm', harness: null, taskId: 't', batchId,
     metadata: {}, status: 'finished', reward: 1, createdAt: Date.now(), finishedAt: Date.now(),
@@ -220,7 +220,7 @@ function completion(sessionId: string, seq: number, promptLen: number, outLen: n
 
 describe('the export streams', () => {
   it('exportLines pulls one session at a time: the first row leaves before the second session is read', () => {
-    const sessions = new Map<string, SessionRecord>();
+    const sessions = new Map<string, NewSession>();
     const all: CompletionRecord[] = [];
     for (let s = 0; s < 50; s++) {
       const id = `ses_${String(s).padStart(3, '0')}`;

@@ -202,11 +202,13 @@ describe('manual sessions', () => {
     const { harnesses } = await app.api('/api/harnesses');
     expect(harnesses.map((h: any) => h.name)).toContain('qwen-code');
     const session = await app.createSession({ engine: 'sim-vllm', harness: 'builtin' });
-    const qwen = await app.api(`/api/harnesses/qwen-code/snippet?sessionId=${session.id}`);
+    const snippetFor = (harness: string, body: Record<string, unknown>) =>
+      fetch(`${app.url}/api/harnesses/${harness}/snippet`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const qwen = await (await snippetFor('qwen-code', { sessionId: session.id, key: session.key })).json();
     expect(qwen.env).toMatchObject({ OPENAI_BASE_URL: session.urls.openai, OPENAI_API_KEY: session.key, OPENAI_MODEL: 'Qwen/Qwen3-8B' });
     expect(qwen.shell).toContain('npx -y -p @qwen-code/qwen-code@0.24.4 qwen -p');
 
-    const snippet = await app.api(`/api/harnesses/builtin/snippet?sessionId=${session.id}`);
+    const snippet = await (await snippetFor('builtin', { sessionId: session.id, key: session.key })).json();
     const cmd = snippet.command.replace(`'Your task here'`, `'What is 6 * 7?'`);
     const child = spawn('/bin/sh', ['-c', cmd], { env: { PATH: process.env.PATH, ...snippet.env }, cwd: mkdtempSync(join(tmpdir(), 'rollgate-manual-')) });
     let out = '';
@@ -216,7 +218,16 @@ describe('manual sessions', () => {
     expect(out).toContain('The answer is 42.');
     expect((await app.api(`/api/sessions/${session.id}`)).completionCount).toBe(2);
     expect((await rawPost('/api/sessions', {})).status).toBe(201);
-    expect((await fetch(`${app.url}/api/harnesses/builtin/snippet`)).status).toBe(400);
-    expect((await fetch(`${app.url}/api/harnesses/nope/snippet?sessionId=${session.id}`)).status).toBe(404);
+    expect((await snippetFor('builtin', {})).status).toBe(400);
+    // The store keeps only the key's hash: the caller must bring the key, and it must be this session's.
+    const noKey = await snippetFor('builtin', { sessionId: session.id });
+    expect(noKey.status).toBe(400);
+    expect((await noKey.json()).error.message).toMatch(/key is required/);
+    const other = await app.createSession({ engine: 'sim-vllm' });
+    const wrongKey = await snippetFor('builtin', { sessionId: session.id, key: other.key });
+    expect(wrongKey.status).toBe(400);
+    expect(JSON.stringify(await wrongKey.json())).not.toContain(other.key);
+    expect((await snippetFor('nope', { sessionId: session.id, key: session.key })).status).toBe(404);
+    expect((await app.api(`/api/sessions/${session.id}`)).key).toBeUndefined();
   });
 });

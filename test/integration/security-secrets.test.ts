@@ -70,8 +70,10 @@ async function session(engine: string): Promise<{ id: string; key: string }> {
 describe('secrets in agent requests', () => {
   it('are neither stored nor logged, whatever the dialect or outcome', async () => {
     let ok = 0;
+    const sessionKeys: string[] = [];
     for (const engine of ['sim-vllm', 'sim-sglang']) {
       const s = await session(engine);
+      sessionKeys.push(s.key);
       for (const d of AGENT_DIALECTS) {
         for (const stream of [false, true]) {
           // A normal call: the session key in the path, the agent's upstream credentials alongside.
@@ -132,6 +134,12 @@ describe('secrets in agent requests', () => {
       expect(disk.indexOf(secret), `${name} found in the data folder`).toBe(-1);
       expect(disk.indexOf(Buffer.from(secret, 'utf16le')), `${name} found (UTF-16) in the data folder`).toBe(-1);
       expect(logs, `${name} found in the server's output`).not.toContain(secret);
+    }
+    // The session keys are the agents' API keys too: the store keeps only their hashes.
+    for (const key of sessionKeys) {
+      expect(key).toMatch(/^[0-9a-f]{32}$/);
+      expect(disk.indexOf(key), 'a session key found in the data folder').toBe(-1);
+      expect(logs, 'a session key found in the server\'s output').not.toContain(key);
     }
     // Positive control: the body marker is stored with the request as received (so the search sees
     // the records), and never logged.

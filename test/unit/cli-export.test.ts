@@ -7,7 +7,7 @@ import { PassThrough, Writable } from 'node:stream';
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerExport, runExport, type ExportCommandOptions } from '../../src-main/commands/export.js';
-import type { CompletionRecord, SessionRecord } from '../../src-main/core/types.js';
+import type { CompletionRecord, NewSession } from '../../src-main/core/types.js';
 import { openStore } from '../../src-main/store/index.js';
 
 let dir: string;
@@ -16,7 +16,7 @@ beforeAll(async () => {
   const store = openStore({ dataDir: dir });
   for (let s = 0; s < 5; s++) {
     const id = `ses_${s}`;
-    const session: SessionRecord = {
+    const session: NewSession = {
       id, key: randomBytes(16).toString('hex'), engineId: s % 2 ? 'sim-sglang' : 'sim-vllm', harness: 'builtin', taskId: 'task',
       batchId: s < 3 ? 'b1' : 'b2', metadata: { sampleIndex: s }, status: 'finished', reward: s / 4, createdAt: s, finishedAt: s,
     };

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { CompletionRecord, SessionRecord } from '../../src-main/core/types.js';
+import type { CompletionRecord, NewSession } from '../../src-main/core/types.js';
 import { MIGRATIONS, migrate, openStore, type Store } from '../../src-main/store/index.js';
 
 let dir: string;
@@ -23,7 +23,7 @@ afterEach(async () => {
   rmSync(join(dir, '..', '..'), { recursive: true, force: true });
 });
 
-function session(over: Partial<SessionRecord> = {}): SessionRecord {
+function session(over: Partial<NewSession> = {}): NewSession {
   return {
     id: randomUUID(),
     key: randomBytes(16).toString('hex'),
@@ -96,6 +96,22 @@ describe('openStore', () => {
     expect(c.db.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get()).toEqual({ n: MIGRATIONS.length });
   });
 
+  it('upgrading a store that kept plaintext session keys drops them; lookups by key still work', async () => {
+    const legacy = mk();
+    await legacy.close();
+    const db = new Database(join(dir, 'rollgate.sqlite'));
+    db.exec('DROP TABLE sessions; DELETE FROM schema_migrations WHERE version >= 4');
+    db.exec(MIGRATIONS[0].sql.slice(0, MIGRATIONS[0].sql.indexOf('CREATE TABLE completions')));
+    const key = randomBytes(16).toString('hex');
+    const { createHash } = await import('node:crypto');
+    db.prepare(`INSERT INTO sessions (id, key, key_hash, status, created_at) VALUES ('ses_old', ?, ?, 'finished', 1)`)
+      .run(key, createHash('sha256').update(key).digest());
+    db.close();
+    const s = mk();
+    expect((s.db.prepare('PRAGMA table_info(sessions)').all() as Array<{ name: string }>).map((c) => c.name)).not.toContain('key');
+    expect(s.sessions.getByKey(key)?.id).toBe('ses_old');
+  });
+
   it('applies a newly appended migration once', () => {
     const s = mk();
     const extra = [...MIGRATIONS, { version: 999, name: 'extra', sql: 'CREATE TABLE extra_t (x INTEGER)' }];
@@ -116,11 +132,15 @@ describe('openStore', () => {
 describe('sessions repository', () => {
   it('create / get / getByKey (timing-safe) / update', () => {
     const s = mk();
-    const rec = session();
-    s.sessions.create(rec);
+    const created = session();
+    s.sessions.create(created);
+    const { key, ...rec } = created;
     expect(s.sessions.get(rec.id)).toEqual(rec);
-    expect(s.sessions.getByKey(rec.key)).toEqual(rec);
-    expect(s.sessions.getByKey(rec.key.slice(0, -1) + (rec.key.endsWith('0') ? '1' : '0'))).toBeNull();
+    expect(s.sessions.getByKey(key)).toEqual(rec);
+    const stored = s.db.prepare('SELECT * FROM sessions WHERE id = ?').get(rec.id) as Record<string, unknown>;
+    expect(Object.keys(stored)).not.toContain('key');
+    expect(JSON.stringify(stored)).not.toContain(key);
+    expect(s.sessions.getByKey(key.slice(0, -1) + (key.endsWith('0') ? '1' : '0'))).toBeNull();
     expect(s.sessions.getByKey('')).toBeNull();
     expect(s.sessions.get('nope')).toBeNull();
     const upd = s.sessions.update(rec.id, { status: 'finished', reward: 0.5, finishedAt: 123, metadata: { a: [1] } });
@@ -346,7 +366,8 @@ describe('single writer', () => {
     await s.close(); // idempotent
 
     const r = mk();
-    expect(r.sessions.get(sess.id)).toEqual({ ...sess, status: 'finished', reward: 0.25, finishedAt: 7 });
+    const { key: _key, ...stored } = sess;
+    expect(r.sessions.get(sess.id)).toEqual({ ...stored, status: 'finished', reward: 0.25, finishedAt: 7 });
     const back = r.completions.listBySession(sess.id);
     expect(back.length).toBe(51);
     expect(back[10]).toEqual(recs[10]);
