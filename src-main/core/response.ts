@@ -7,6 +7,7 @@ export function canonicalResponse(
   message: CollectedMessage,
   finishReason: FinishReason,
   usage: Usage,
+  stopSequence: string | null = null,
 ): CanonicalResponse {
   const toolCalls = message.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } }));
   return {
@@ -14,5 +15,6 @@ export function canonicalResponse(
     message: { role: 'assistant', content: message.content, reasoning: message.reasoning, tool_calls: toolCalls },
     finish_reason: finishReason === 'stop' && toolCalls.length ? 'tool_calls' : finishReason,
     usage,
+    stop_sequence: finishReason === 'stop' && !toolCalls.length ? stopSequence : null,
   };
 }

@@ -69,6 +69,8 @@ export interface CanonicalResponse {
   message: AssistantMessage;
   finish_reason: FinishReason;
   usage: Usage;
+  /** The agent's stop string that ended generation (finish_reason 'stop'); null or absent otherwise. */
+  stop_sequence?: string | null;
 }
 
 /** What an engine adapter yields while generating; dialect encoders turn these into SSE events. */

@@ -2,6 +2,7 @@
 // the template, calls native /generate with input_ids and parses reasoning and tool calls itself.
 import { contextLength, fitMaxTokens } from './context-room.js';
 import { engineErrorFrom, engineRequest, probeHealth, sseData } from './http.js';
+import { matchedStopString } from './stop-sequence.js';
 import { buildTokenPrompt } from './token-prompt.js';
 import { loadTokenizer } from './tokenizer/index.js';
 import { type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineRun } from './types.js';
@@ -14,7 +15,7 @@ interface SglangEvent {
   output_ids?: number[];
   meta_info?: {
     id?: string;
-    finish_reason?: { type: string } | null;
+    finish_reason?: { type: string; matched?: number | string | null } | null;
     prompt_tokens?: number;
     completion_tokens?: number;
     output_token_logprobs?: Array<[number | null, number, string | null]>;
@@ -88,6 +89,7 @@ export class SglangTokenAdapter implements EngineAdapter {
       },
       requestServed: body,
       engineResponseId: last?.id ?? '',
+      stopSequence: last?.finish_reason?.type === 'stop' ? matchedStopString(last.finish_reason.matched, req.stop) : null,
       ...output.result(),
     };
   }

@@ -33,6 +33,8 @@ export interface EngineResult extends TokenCapture {
   /** The exact body sent to the engine. */
   requestServed: unknown;
   engineResponseId: string;
+  /** The request's stop string the engine matched (vLLM `stop_reason`, SGLang `matched`), else null. */
+  stopSequence: string | null;
   reasoning: string | null;
   content: string | null;
   toolCalls: Array<{ id: string; name: string; arguments: string }>;

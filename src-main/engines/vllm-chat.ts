@@ -4,6 +4,7 @@ import { DeltaCollector } from '../core/delta-collector.js';
 import { isContextLengthError } from './context-room.js';
 import { engineErrorFrom, engineRequest, probeHealth, sseData } from './http.js';
 import { servedMessage, samplingFields } from './served-messages.js';
+import { matchedStopString } from './stop-sequence.js';
 import { EngineError, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineResult, type EngineRun } from './types.js';
 import { TokenAccumulator } from './token-accumulator.js';
 
@@ -16,6 +17,7 @@ interface VllmChunk {
     logprobs?: { content?: Array<{ logprob: number }> } | null;
     token_ids?: number[] | null;
     finish_reason?: string | null;
+    stop_reason?: number | string | null;
   }>;
   usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
 }
@@ -66,6 +68,7 @@ export class VllmChatAdapter implements EngineAdapter {
     let promptIds: number[] | null = null;
     let engineResponseId = '';
     let finish: string | null = null;
+    let stopReason: unknown = null;
     let usage: EngineResult['usage'] | null = null;
     const collected = new DeltaCollector();
 
@@ -78,7 +81,7 @@ export class VllmChatAdapter implements EngineAdapter {
       if (!choice) continue;
       if (choice.token_ids) acc.addIds(choice.token_ids);
       if (choice.logprobs?.content) acc.addLogprobs(choice.logprobs.content.map((c) => c.logprob));
-      if (choice.finish_reason) finish = choice.finish_reason;
+      if (choice.finish_reason) { finish = choice.finish_reason; stopReason = choice.stop_reason; }
       for (const delta of deltasOf(choice.delta)) { collected.add(delta); yield delta; }
     }
 
@@ -91,6 +94,7 @@ export class VllmChatAdapter implements EngineAdapter {
       usage: usage ?? { prompt_tokens: promptIds.length, completion_tokens: capture.outputIds.length, total_tokens: promptIds.length + capture.outputIds.length },
       requestServed: body,
       engineResponseId,
+      stopSequence: matchedStopString(stopReason, input.request.stop),
       ...collected.result(),
     };
   }

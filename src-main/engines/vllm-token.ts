@@ -2,6 +2,7 @@
 // so a session's earlier sampled ids are reused verbatim; output is parsed like SGLang's token mode.
 import { contextLength, fitMaxTokens } from './context-room.js';
 import { engineErrorFrom, engineRequest, probeHealth, sseData } from './http.js';
+import { matchedStopString } from './stop-sequence.js';
 import { buildTokenPrompt } from './token-prompt.js';
 import { TokenAccumulator } from './token-accumulator.js';
 import { DEFAULT_MAX_NEW_TOKENS, TokenModeOutput } from './token-output.js';
@@ -16,6 +17,7 @@ interface CompletionChunk {
     prompt_token_ids?: number[] | null;
     logprobs?: { token_logprobs?: Array<number | null> } | null;
     finish_reason?: string | null;
+    stop_reason?: number | string | null;
   }>;
   usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
 }
@@ -51,6 +53,7 @@ export class VllmTokenAdapter implements EngineAdapter {
     const acc = new TokenAccumulator();
     const output = new TokenModeOutput(tok, promptIds);
     let finish: string | null = null;
+    let stopReason: unknown = null;
     let usage: CompletionChunk['usage'] = null;
     let engineResponseId = '';
     for await (const raw of sseData(res)) {
@@ -61,7 +64,7 @@ export class VllmTokenAdapter implements EngineAdapter {
       if (!choice) continue;
       if (choice.token_ids) acc.addIds(choice.token_ids);
       if (choice.logprobs?.token_logprobs) acc.addLogprobs(choice.logprobs.token_logprobs.map((lp) => lp ?? 0));
-      if (choice.finish_reason) finish = choice.finish_reason;
+      if (choice.finish_reason) { finish = choice.finish_reason; stopReason = choice.stop_reason; }
       if (choice.text) yield* output.push(choice.text);
     }
     yield* output.end();
@@ -74,6 +77,7 @@ export class VllmTokenAdapter implements EngineAdapter {
       usage: usage ?? { prompt_tokens: promptIds.length, completion_tokens: capture.outputIds.length, total_tokens: promptIds.length + capture.outputIds.length },
       requestServed: body,
       engineResponseId,
+      stopSequence: matchedStopString(stopReason, req.stop),
       ...output.result(),
     };
   }

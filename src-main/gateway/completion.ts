@@ -74,7 +74,7 @@ export async function handleCompletion(
       step = await run.next();
     }
     const result: EngineResult = step.value;
-    const response = canonicalResponse({ id: state.id, model: canonical.model, created: state.created }, result, result.finishReason, result.usage);
+    const response = canonicalResponse({ id: state.id, model: canonical.model, created: state.created }, result, result.finishReason, result.usage, result.stopSequence);
     await deps.store.writer.putCompletion(record({
       status: 'ok', requestServed: result.requestServed, response, finishReason: response.finish_reason, usage: result.usage,
       promptIds: result.promptIds, outputIds: result.outputIds, outputLogprobs: result.outputLogprobs,

@@ -150,3 +150,35 @@ describe('Anthropic tool round trip', () => {
     });
   }
 });
+
+describe('Anthropic stop sequences', () => {
+  for (const engine of ['sim-vllm', 'sim-sglang']) {
+    it(`reports the matched stop sequence on ${engine}, streaming and not`, async () => {
+      const session = await app.createSession({ engine });
+      const client = new Anthropic({ apiKey: session.key, baseURL: session.urls.anthropic, maxRetries: 0 });
+      const body = { model: 'Qwen/Qwen3-8B', max_tokens: 200, messages: [{ role: 'user' as const, content: 'Hello there' }] };
+
+      const plain = await client.messages.create(body);
+      expect(plain).toMatchObject({ stop_reason: 'end_turn', stop_sequence: null });
+      const greeting = plain.content.find((b) => b.type === 'text')!.text;
+      // Every sim greeting asks how it can help ("How can I help", "What can I do").
+      const stop = 'can';
+      expect(greeting).toContain(stop);
+
+      const stopped = await client.messages.create({ ...body, stop_sequences: ['NEVER-SEEN', stop] });
+      expect(stopped).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: stop });
+      const text = stopped.content.find((b) => b.type === 'text')!.text;
+      expect(text).not.toContain(stop);
+      expect(text.trim().length).toBeGreaterThan(0);
+
+      const stream = client.messages.stream({ ...body, stop_sequences: [stop] });
+      const streamed = await stream.finalMessage();
+      expect(streamed).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: stop });
+      expect(streamed.content.find((b) => b.type === 'text')!.text).not.toContain(stop);
+
+      const rec = (await recorded(session.id)).filter((c) => c.status === 'ok');
+      expect(rec.map((c) => c.response.stop_sequence)).toEqual([null, stop, stop]);
+      expect(rec.map((c) => c.finishReason)).toEqual(['stop', 'stop', 'stop']);
+    });
+  }
+});

@@ -194,6 +194,16 @@ describe('anthropic codec: responses', () => {
     expect((anthropicCodec.encodeResponse(response({ content: 'x' }), ctx) as any).stop_reason).toBe('end_turn');
   });
 
+  it('reports a matched stop sequence, in the message and in the stream', () => {
+    const res = { ...response({ content: 'Hello ' }), stop_sequence: 'END' };
+    expect(anthropicCodec.encodeResponse(res, ctx)).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'END' });
+    const enc = anthropicCodec.streamEncoder(ctx, { id: 'abc123', model: 'qwen3', created: 1 });
+    const frames = [...enc.start(), ...enc.delta({ kind: 'content', text: 'Hello ' }), ...enc.finish(res)].join('');
+    expect(frames).toContain('"delta":{"stop_reason":"stop_sequence","stop_sequence":"END"}');
+    const noMatch = anthropicCodec.encodeResponse(response({ content: 'x' }), ctx) as any;
+    expect([noMatch.stop_reason, noMatch.stop_sequence]).toEqual(['end_turn', null]);
+  });
+
   it('round-trips the thinking signature, even when the thinking text is omitted', () => {
     const res = response({ content: 'ok', reasoning: 'secret chain ü' });
     const block = (anthropicCodec.encodeResponse(res, ctx) as any).content[0];

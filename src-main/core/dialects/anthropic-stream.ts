@@ -6,10 +6,16 @@ import type { AnthropicContext } from './anthropic.js';
 
 export type AnthropicStopReason = 'end_turn' | 'max_tokens' | 'tool_use' | 'stop_sequence';
 
-export function anthropicStopReason(finish: FinishReason, hasToolCalls: boolean): AnthropicStopReason {
+export function anthropicStopReason(finish: FinishReason, hasToolCalls: boolean, stopSequence?: string | null): AnthropicStopReason {
   if (finish === 'length') return 'max_tokens';
   if (finish === 'tool_calls' || hasToolCalls) return 'tool_use';
-  return 'end_turn';
+  return stopSequence ? 'stop_sequence' : 'end_turn';
+}
+
+/** Anthropic's `stop_reason` and `stop_sequence` pair for a finished response. */
+function stopFields(res: CanonicalResponse, hasToolCalls: boolean) {
+  const stop_reason = anthropicStopReason(res.finish_reason, hasToolCalls, res.stop_sequence);
+  return { stop_reason, stop_sequence: stop_reason === 'stop_sequence' ? res.stop_sequence ?? null : null };
 }
 
 export function anthropicErrorType(status: number): string {
@@ -61,8 +67,7 @@ export function encodeAnthropicResponse(res: CanonicalResponse, ctx: AnthropicCo
     role: 'assistant',
     model: ctx.model,
     content,
-    stop_reason: anthropicStopReason(res.finish_reason, m.tool_calls.length > 0),
-    stop_sequence: null,
+    ...stopFields(res, m.tool_calls.length > 0),
     usage: usageBody(res),
   };
 }
@@ -184,7 +189,7 @@ export class AnthropicStream implements StreamEncoder {
     if (this.next === 0) frames.push(...this.text(''), ...this.close());
     frames.push(
       this.ev('message_delta', {
-        delta: { stop_reason: anthropicStopReason(res.finish_reason, m.tool_calls.length > 0 || this.toolBlocks.size > 0), stop_sequence: null },
+        delta: stopFields(res, m.tool_calls.length > 0 || this.toolBlocks.size > 0),
         usage: usageBody(res),
       }),
       this.ev('message_stop', {}),
