@@ -8,7 +8,7 @@ import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
 import { registerControlApi } from './api/index.js';
 import { EventBus } from './api/events.js';
-import { closeEnginePools, setEngineTimeouts, type EngineTimeouts } from './engines/http.js';
+import { closeEnginePools, DEFAULT_ENGINE_TIMEOUTS, type EngineTimeouts } from './engines/http.js';
 import { EnginePool } from './engines/pool.js';
 import { startSimEngine } from './engines/sim/index.js';
 import { parseEngineConfig } from './engines/topology.js';
@@ -84,12 +84,9 @@ export async function createApp(config: AppConfig): Promise<App> {
     }
     engines.push(...(config.engines ?? []));
     engines.push(...storedEngines(store, new Set(engines.map((e) => e.id))));
-    const pool = new EnginePool(engines);
+    // Every engine, also those added later through the API, gets the same timeouts.
+    const pool = new EnginePool(engines, { ...DEFAULT_ENGINE_TIMEOUTS, ...config.engineTimeouts });
     closers.push(() => closeEnginePools());
-    if (config.engineTimeouts) {
-      const restore = setEngineTimeouts(engines.flatMap((e) => e.replicas), config.engineTimeouts);
-      closers.push(async () => restore());
-    }
     pool.startHealthChecks(config.healthIntervalMs ?? 5000);
     closers.push(async () => pool.stopHealthChecks());
     const events = new EventBus();

@@ -31,19 +31,6 @@ export interface EngineTimeouts {
  * paused engine (weight sync, `keep` mode) holds open streams silent until it resumes.
  */
 export const DEFAULT_ENGINE_TIMEOUTS: Readonly<EngineTimeouts> = { headersMs: 300_000, bodyMs: 300_000 };
-const timeoutsByOrigin = new Map<string, EngineTimeouts>();
-
-/**
- * Timeouts for generation calls to these replicas (createApp registers its engines' replicas, so the
- * setting is per app). Calls that pass their own timeoutMs (health checks, metrics) keep it.
- * Returns a function that restores the defaults.
- */
-export function setEngineTimeouts(replicas: Iterable<string>, timeouts: Partial<EngineTimeouts>): () => void {
-  const t: EngineTimeouts = { ...DEFAULT_ENGINE_TIMEOUTS, ...timeouts };
-  const origins = [...replicas].map((r) => new URL(r).origin);
-  for (const o of origins) timeoutsByOrigin.set(o, t);
-  return () => { for (const o of origins) if (timeoutsByOrigin.get(o) === t) timeoutsByOrigin.delete(o); };
-}
 
 export async function closeEnginePools(): Promise<void> {
   const all = [...pools.values()];
@@ -58,12 +45,15 @@ export interface EngineHttpRequest {
   body?: unknown;
   headers?: Record<string, string>;
   signal?: AbortSignal;
+  /** One limit for headers and for the gaps between body chunks (health checks, metrics). */
   timeoutMs?: number;
+  /** Generation calls: the pool's timeouts for its engines. */
+  timeouts?: EngineTimeouts;
 }
 
 export async function engineRequest(req: EngineHttpRequest): Promise<Dispatcher.ResponseData> {
   const url = new URL(req.path.replace(/^\//, ''), req.baseUrl.endsWith('/') ? req.baseUrl : req.baseUrl + '/');
-  const t = timeoutsByOrigin.get(url.origin) ?? DEFAULT_ENGINE_TIMEOUTS;
+  const t = req.timeouts ?? DEFAULT_ENGINE_TIMEOUTS;
   const headersTimeout = req.timeoutMs ?? t.headersMs;
   const bodyTimeout = req.timeoutMs ?? t.bodyMs;
   try {

@@ -1,6 +1,7 @@
 // Engine pool (DESIGN §4): sticky least-loaded replicas, health checks with backoff, failover of calls
 // that have not reached the agent, the weight-sync pause gate, and the policy version.
 import type { CanonicalDelta } from '../core/types.js';
+import { DEFAULT_ENGINE_TIMEOUTS, type EngineTimeouts } from './http.js';
 import { forwardToEngine, type ForwardResult } from './engine-control.js';
 import { readEngineLoad } from './engine-load.js';
 import { EnginePausedError, PauseGate, type PauseMode } from './pause-gate.js';
@@ -80,7 +81,7 @@ export class EnginePool {
   private healthTimer: NodeJS.Timeout | null = null;
   private healthIntervalMs = 5000;
 
-  constructor(configs: EngineConfig[]) {
+  constructor(configs: EngineConfig[], private readonly timeouts: EngineTimeouts = DEFAULT_ENGINE_TIMEOUTS) {
     for (const config of configs) this.add(config);
   }
 
@@ -162,7 +163,7 @@ export class EnginePool {
         let tokens = 0;
         let ok = false;
         try {
-          const gen = engine!.adapter.generate({ ...input, replica: replica.url, signal: controller.signal, dataParallelRank: rank });
+          const gen = engine!.adapter.generate({ ...input, replica: replica.url, signal: controller.signal, dataParallelRank: rank, timeouts: pool.timeouts });
           let step = await gen.next();
           while (!step.done) {
             firstAt ??= performance.now();

@@ -54,7 +54,7 @@ export class SglangTokenAdapter implements EngineAdapter {
       stream: true,
       ...(input.dataParallelRank !== undefined ? { data_parallel_rank: input.dataParallelRank } : {}),
     };
-    const res = await engineRequest({ baseUrl: input.replica, path: '/generate', body, signal: input.signal });
+    const res = await engineRequest({ baseUrl: input.replica, path: '/generate', body, signal: input.signal, timeouts: input.timeouts });
     if (res.statusCode !== 200) throw await engineErrorFrom(res);
 
     const acc = new TokenAccumulator();

@@ -1,5 +1,6 @@
 // Contract between the gateway and engine adapters (DESIGN §4).
 import type { CanonicalDelta, CanonicalRequest, FinishReason, TokenCapture, Usage } from '../core/types.js';
+import type { EngineTimeouts } from './http.js';
 
 export type EngineKind = 'vllm' | 'sglang';
 export type EngineMode = 'chat' | 'token';
@@ -23,6 +24,8 @@ export interface EngineCallInput {
   signal: AbortSignal;
   /** vLLM `X-data-parallel-rank` / SGLang `data_parallel_rank`. */
   dataParallelRank?: number;
+  /** How long the engine may take to answer and to go silent mid-stream (set by the pool). */
+  timeouts?: EngineTimeouts;
   /** Previous completions of the same session, newest last, for token-mode prefix reuse. */
   sessionHistory?: ReadonlyArray<{ request: CanonicalRequest; capture: TokenCapture }>;
 }

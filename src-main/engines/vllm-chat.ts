@@ -53,14 +53,14 @@ export class VllmChatAdapter implements EngineAdapter {
   async *generate(input: EngineCallInput): EngineRun {
     let body = vllmChatBody(input, this.config.model);
     const headers = input.dataParallelRank !== undefined ? { 'X-data-parallel-rank': String(input.dataParallelRank) } : undefined;
-    let res = await engineRequest({ baseUrl: input.replica, path: '/v1/chat/completions', body, headers, signal: input.signal });
+    let res = await engineRequest({ baseUrl: input.replica, path: '/v1/chat/completions', body, headers, signal: input.signal, timeouts: input.timeouts });
     if (res.statusCode !== 200) {
       const err = await engineErrorFrom(res);
       if (!isContextLengthError(err) || body.max_tokens === undefined) throw err;
       // The agent's budget does not fit beside its prompt: without max_tokens vLLM uses the room left.
       const { max_tokens: _dropped, ...rest } = body;
       body = rest;
-      res = await engineRequest({ baseUrl: input.replica, path: '/v1/chat/completions', body, headers, signal: input.signal });
+      res = await engineRequest({ baseUrl: input.replica, path: '/v1/chat/completions', body, headers, signal: input.signal, timeouts: input.timeouts });
       if (res.statusCode !== 200) throw await engineErrorFrom(res);
     }
 

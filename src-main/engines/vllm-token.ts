@@ -47,7 +47,7 @@ export class VllmTokenAdapter implements EngineAdapter {
       stream_options: { include_usage: true },
     };
     const headers = input.dataParallelRank !== undefined ? { 'X-data-parallel-rank': String(input.dataParallelRank) } : undefined;
-    const res = await engineRequest({ baseUrl: input.replica, path: '/v1/completions', body, headers, signal: input.signal });
+    const res = await engineRequest({ baseUrl: input.replica, path: '/v1/completions', body, headers, signal: input.signal, timeouts: input.timeouts });
     if (res.statusCode !== 200) throw await engineErrorFrom(res);
 
     const acc = new TokenAccumulator();

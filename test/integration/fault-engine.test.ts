@@ -115,6 +115,26 @@ describe('an engine that hangs or answers garbage', () => {
     });
   }
 
+  it('an engine added through the API after start-up gets the same timeouts', async () => {
+    engine.setMode(() => { /* never answers */ });
+    const added = await fetch(`${app.url}/api/engines`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      // Another origin for the same engine: nothing about it was known at start-up.
+      body: JSON.stringify({ id: 'fake-added', kind: 'vllm', replicas: [engine.url.replace('127.0.0.1', 'localhost')], model: MODEL, mode: 'chat', tokenizer: 'builtin:qwen3' }),
+    });
+    expect(added.status, await added.text()).toBeLessThan(300);
+    try {
+      const session = await app.createSession({ engine: 'fake-added' });
+      const c = dialectCall('openai-chat' as AgentDialect, app.url, session.key, { stream: false });
+      const res = await call(c.url, c.init);
+      expectErrorBody('openai-chat' as AgentDialect, 504, res);
+      const [rec] = await recordsOf(app, session.id);
+      expect(rec!.error).toMatch(/no response within 400 ms/);
+    } finally {
+      await fetch(`${app.url}/api/engines/fake-added`, { method: 'DELETE' });
+    }
+  });
+
   for (const d of AGENT_DIALECTS) {
     it(`${d}: a stream that stalls after the first token → a ${d} error event, recorded as error`, async () => {
       engine.setMode((_req, res) => { sse(res); res.write(chunk(first)); res.write(chunk(token('Hello', 9707))); /* then silence */ });
