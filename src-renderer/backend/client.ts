@@ -105,9 +105,23 @@ export function exportUrl(q: ExportQuery): string {
   })}`;
 }
 
+/** The most sessions GET /api/sessions returns per request. */
+export const SESSIONS_PAGE = 1000;
+
 export const api = {
-  sessions: (signal?: AbortSignal, batch?: string) =>
-    getJson<SessionsResponse>(`/api/sessions${qs({ batch, limit: batch ? 1000 : undefined })}`, signal),
+  /** Newest first, page by page (the server sends at most SESSIONS_PAGE at a time), up to `upTo` sessions. */
+  sessions: async (signal?: AbortSignal, opts: { batch?: string; upTo?: number } = {}): Promise<SessionsResponse> => {
+    const byId = new Map<string, SessionSummary>();
+    const upTo = opts.upTo ?? Infinity;
+    for (let offset = 0; ; offset += SESSIONS_PAGE) {
+      const page = await getJson<Partial<SessionsResponse>>(`/api/sessions${qs({ batch: opts.batch, limit: SESSIONS_PAGE, offset: offset || undefined })}`, signal);
+      const rows = page.sessions ?? [];
+      // A session created between two pages shifts the offsets: a row may come twice, never be lost twice.
+      for (const s of rows) byId.set(s.id, s);
+      const total = page.total ?? byId.size;
+      if (rows.length < SESSIONS_PAGE || byId.size >= Math.min(total, upTo)) return { sessions: [...byId.values()], total: Math.max(total, byId.size) };
+    }
+  },
   session: async (id: string, signal?: AbortSignal): Promise<SessionSummary> => {
     const body = await getJson<SessionSummary | { session: SessionSummary }>(`/api/sessions/${enc(id)}`, signal);
     return 'session' in body && body.session && typeof body.session === 'object' ? body.session : (body as SessionSummary);

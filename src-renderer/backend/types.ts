@@ -296,6 +296,7 @@ export interface CreatedSession {
   urls: { openai: string; anthropic: string; gemini: string };
 }
 
-export interface SessionsResponse { sessions: SessionSummary[] }
+/** `total`: how many sessions match, of which `sessions` holds the loaded ones. */
+export interface SessionsResponse { sessions: SessionSummary[]; total: number }
 export interface CompletionsResponse { completions: Completion[] }
 export interface BatchesResponse { batches: BatchSummary[] }

@@ -205,7 +205,7 @@ export const useBatches = create<BatchesState>((set, get) => {
       if (running) return running;
       const job = (async () => {
         try {
-          const { sessions } = await api.sessions(undefined, id);
+          const { sessions } = await api.sessions(undefined, { batch: id });
           const agg = aggregate(sessions ?? []);
           const prev = get().stats[id];
           const ended = !isActive(get().data?.find((b) => b.id === id)?.status ?? get().details[id]?.data?.status);

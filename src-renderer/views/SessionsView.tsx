@@ -8,6 +8,7 @@ import { VirtualRows, type VirtualRowsHandle } from '../components/VirtualRows.j
 import { formatInt, formatMs, formatReward, formatTime, shortId } from '../lib/format.js';
 import { navigate } from '../lib/router.js';
 import { useSessions } from '../store/sessions.js';
+import { SESSIONS_PAGE } from '../backend/client.js';
 
 const ROW_H = 36;
 
@@ -56,7 +57,8 @@ function SessionRow({ s, active, onOpen }: { s: SessionSummary; active: boolean;
 }
 
 export function SessionsView() {
-  const { data, loading, error, refreshing, fetch, selectedId: activeId, select: setActiveId } = useSessions();
+  const { data, total, loading, error, refreshing, fetch, loadMore, selectedId: activeId, select: setActiveId } = useSessions();
+  const more = data && total !== null ? total - data.length : 0;
   const [query, setQuery] = useState('');
   const list = useRef<VirtualRowsHandle>(null);
 
@@ -150,7 +152,20 @@ export function SessionsView() {
     <div className="view view-fill">
       <div className="view-head">
         <h1>Sessions</h1>
-        {data && <span className="muted">{formatInt(rows.length)}{rows.length !== data.length ? ` of ${formatInt(data.length)}` : ''}</span>}
+        {data && (
+          <span className="muted" data-testid="sessions-count">
+            {rows.length !== data.length
+              ? `${formatInt(rows.length)} of ${formatInt(data.length)} loaded${more > 0 ? ` (${formatInt(total ?? 0)} in all)` : ''}`
+              : more > 0
+                ? `newest ${formatInt(data.length)} of ${formatInt(total ?? 0)}`
+                : formatInt(data.length)}
+          </span>
+        )}
+        {more > 0 && (
+          <button type="button" className="btn" onClick={() => void loadMore()} disabled={refreshing} title="The filter searches the loaded sessions">
+            Load {formatInt(Math.min(more, SESSIONS_PAGE))} older
+          </button>
+        )}
         {error && data && <span className="inline-error" title={error}>refresh failed</span>}
         <span className="spacer" />
         <input

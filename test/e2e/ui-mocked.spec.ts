@@ -90,7 +90,13 @@ async function mockApi(page: Page, overrides: Record<string, Handler> = {}) {
     // A fulfilled stream ends at once: tell EventSource not to reconnect (and refetch) every 3 s.
     '/api/events': (route) => route.fulfill({ status: 200, contentType: 'text/event-stream', body: 'retry: 3600000\n: connected\n\n' }),
     '/api/engines': json({ engines }),
-    '/api/sessions': json({ sessions }),
+    // Pages like the server: at most 1000 per request, with the total.
+    '/api/sessions': (route) => {
+      const q = new URL(route.request().url()).searchParams;
+      const offset = Number(q.get('offset') ?? 0);
+      const limit = Math.min(Number(q.get('limit') ?? 200), 1000);
+      return json({ total: sessions.length, sessions: sessions.slice(offset, offset + limit) })(route);
+    },
     [`/api/sessions/${session(1).id}`]: json(session(1)),
     [`/api/sessions/${session(1).id}/completions`]: json({ completions: [completion(0, 120, 24), completion(1, 200_000, 400)] }),
     ...overrides,
@@ -142,10 +148,20 @@ test('sessions list: SIMULATED badges, keyboard navigation opens the inspector',
   const rows = page.locator('.slist [data-session-id]');
   await expect(rows.first()).toBeVisible();
   await expect(rows.first().locator('.badge-sim')).toHaveText('SIMULATED');
-  await expect(page.locator('.view-head')).toContainText('5,000');
+  // The newest 1000 first, the rest on demand.
+  await expect(page.getByTestId('sessions-count')).toHaveText('newest 1,000 of 5,000');
+  await page.screenshot({ path: info.outputPath('sessions-dark.png') });
+  // The filter searches what is loaded, and says so.
+  await page.getByLabel('Filter sessions').fill('arith-99');
+  await expect(page.getByTestId('sessions-count')).toHaveText('11 of 1,000 loaded (5,000 in all)');
+  await page.getByLabel('Filter sessions').fill('');
+  for (let loaded = 2000; loaded <= 5000; loaded += 1000) {
+    await page.getByRole('button', { name: 'Load 1,000 older' }).click();
+    await expect(page.getByTestId('sessions-count')).toHaveText(loaded < 5000 ? `newest ${loaded.toLocaleString('en-US')} of 5,000` : '5,000');
+  }
+  await expect(page.getByRole('button', { name: /older/ })).toHaveCount(0);
   expect(await rows.count()).toBeLessThan(80); // windowed: 5000 sessions, a screenful of rows
   await expect(rows.nth(2).locator('.badge-sim')).toHaveCount(0); // vllm-main is a real engine
-  await page.screenshot({ path: info.outputPath('sessions-dark.png') });
   await page.locator('.slist').focus();
   await page.keyboard.press('ArrowDown');
   await expect(page.locator(`[data-session-id="${session(1).id}"]`)).toHaveAttribute('aria-selected', 'true');
