@@ -53,7 +53,13 @@ export interface CanonicalRequest {
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'abort' | 'error';
 
-export interface Usage { prompt_tokens: number; completion_tokens: number; total_tokens: number }
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  /** Of completion_tokens, those of the think block (through its closing tag). */
+  reasoning_tokens?: number;
+}
 
 export interface AssistantMessage {
   role: 'assistant';

@@ -7,6 +7,7 @@ import { DialectError } from '../core/dialects/codec.js';
 import { canonicalResponse } from '../core/response.js';
 import type { CanonicalRequest, CompletionRecord, CompletionStatus, SessionRecord } from '../core/types.js';
 import { EngineAbortedError, EnginePausedError } from '../engines/pool.js';
+import { usageWithReasoning } from '../engines/reasoning-tokens.js';
 import { EngineError, type EngineResult } from '../engines/types.js';
 import type { GatewayDeps } from './deps.js';
 import { sendDialectError } from './errors.js';
@@ -74,9 +75,10 @@ export async function handleCompletion(
       step = await run.next();
     }
     const result: EngineResult = step.value;
-    const response = canonicalResponse({ id: state.id, model: canonical.model, created: state.created }, result, result.finishReason, result.usage, result.stopSequence);
+    const usage = await usageWithReasoning(result, deps.pool.get(engineId)?.config.tokenizer ?? 'builtin:qwen3');
+    const response = canonicalResponse({ id: state.id, model: canonical.model, created: state.created }, result, result.finishReason, usage, result.stopSequence);
     await deps.store.writer.putCompletion(record({
-      status: 'ok', requestServed: result.requestServed, response, finishReason: response.finish_reason, usage: result.usage,
+      status: 'ok', requestServed: result.requestServed, response, finishReason: response.finish_reason, usage,
       promptIds: result.promptIds, outputIds: result.outputIds, outputLogprobs: result.outputLogprobs,
     }), { bodyHash });
     deps.turns.remember(session.id, { request: canonical, capture: result });

@@ -96,6 +96,10 @@ describe('captured Gemini requests replay', () => {
           expect(c.outputIds.length).toBeGreaterThan(0);
           expect(c.outputLogprobs).toHaveLength(c.outputIds.length);
           expect(c.usage.prompt_tokens).toBe(r.usage!.promptTokenCount);
+          // Gemini counts thoughts apart: candidates + thoughts = the sampled tokens.
+          expect((r.usage!.candidatesTokenCount ?? 0) + (r.usage!.thoughtsTokenCount ?? 0)).toBe(c.usage.completion_tokens);
+          expect(r.usage!.thoughtsTokenCount ?? 0).toBe(c.usage.reasoning_tokens);
+          if (c.response.message.reasoning) expect(r.usage!.thoughtsTokenCount).toBeGreaterThan(0);
           // The SDK sent what Gemini CLI sent.
           expect(c.requestReceived).toEqual(cap.body);
         });

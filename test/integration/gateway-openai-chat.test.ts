@@ -62,6 +62,8 @@ for (const engine of ['sim-vllm', 'sim-sglang']) {
           const r = await collectStream(s);
           expect(r.chunks).toBeGreaterThan(2);
           expect(r.usage?.completion_tokens).toBeGreaterThan(0);
+          expect(r.usage?.completion_tokens_details?.reasoning_tokens).toBeGreaterThan(0); // the sim thinks first
+          expect(r.usage!.completion_tokens_details!.reasoning_tokens).toBeLessThan(r.usage!.completion_tokens);
           first = r;
         } else {
           const r = await client.chat.completions.create({ model: 'Qwen/Qwen3-8B', messages, tools: [calculator] });

@@ -67,6 +67,10 @@ describe('captured Responses requests replay', () => {
           expect(c.outputIds.length).toBeGreaterThan(0);
           expect(c.outputLogprobs).toHaveLength(c.outputIds.length);
           expect(c.usage.prompt_tokens).toBe(response.usage!.input_tokens);
+          // Reasoning tokens: the think block through </think> (151668) in the sampled ids.
+          const thinkEnd = c.outputIds.indexOf(151668);
+          expect(response.usage!.output_tokens_details.reasoning_tokens).toBe(c.response.message.reasoning ? (thinkEnd >= 0 ? thinkEnd + 1 : c.outputIds.length) : 0);
+          expect(c.usage.reasoning_tokens).toBe(response.usage!.output_tokens_details.reasoning_tokens);
           // The SDK sent the captured body as it was, and it is recorded as received.
           expect(c.requestReceived).toEqual({ ...cap.body, stream });
         });

@@ -34,11 +34,14 @@ export function geminiFinishReason(finish: FinishReason): string {
   return 'OTHER';
 }
 
+/** Gemini counts thoughts apart from candidates: total = prompt + candidates + thoughts. */
 function usageMetadata(res: CanonicalResponse) {
+  const thoughts = res.usage.reasoning_tokens ?? 0;
   return {
     promptTokenCount: res.usage.prompt_tokens,
-    candidatesTokenCount: res.usage.completion_tokens,
+    candidatesTokenCount: res.usage.completion_tokens - thoughts,
     totalTokenCount: res.usage.total_tokens,
+    ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
   };
 }
 

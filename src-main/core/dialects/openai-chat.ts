@@ -135,7 +135,7 @@ class OpenAIChatStream implements StreamEncoder {
     const finish = res.finish_reason === 'stop' && this.toolCallsSeen ? 'tool_calls' : res.finish_reason;
     const frames = [this.chunk({ delta: {}, logprobs: null, finish_reason: finish })];
     if (this.ctx.includeUsage) {
-      frames.push(sseFrame({ id: `chatcmpl-${this.meta.id}`, object: 'chat.completion.chunk', created: this.meta.created, model: this.ctx.model, choices: [], usage: res.usage }));
+      frames.push(sseFrame({ id: `chatcmpl-${this.meta.id}`, object: 'chat.completion.chunk', created: this.meta.created, model: this.ctx.model, choices: [], usage: chatUsage(res) }));
     }
     frames.push(sseFrame('[DONE]'));
     return frames;
@@ -158,6 +158,12 @@ export function openAIErrorBody(status: number, message: string, type?: string) 
   return { error: { message, type: type ?? openAIErrorType(status), param: null, code: status } };
 }
 
+/** OpenAI's usage object: reasoning tokens go under completion_tokens_details. */
+function chatUsage(res: CanonicalResponse) {
+  const { reasoning_tokens, ...counts } = res.usage;
+  return reasoning_tokens === undefined ? counts : { ...counts, completion_tokens_details: { reasoning_tokens } };
+}
+
 export const openAIChatCodec: DialectCodec<OpenAIChatContext> = {
   dialect: 'openai-chat',
   parseRequest: (body) => parseOpenAIChatRequest(body),
@@ -167,7 +173,7 @@ export const openAIChatCodec: DialectCodec<OpenAIChatContext> = {
     created: res.created,
     model: ctx.model,
     choices: [{ index: 0, message: assistantMessageBody(res), logprobs: null, finish_reason: res.finish_reason }],
-    usage: res.usage,
+    usage: chatUsage(res),
   }),
   streamEncoder: (ctx, meta) => new OpenAIChatStream(ctx, meta),
   encodeError: (status, message, type) => ({ status, body: openAIErrorBody(status, message, type) }),

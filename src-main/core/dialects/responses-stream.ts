@@ -73,7 +73,7 @@ function usage(res: CanonicalResponse) {
     input_tokens: res.usage.prompt_tokens,
     input_tokens_details: { cached_tokens: 0 },
     output_tokens: res.usage.completion_tokens,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: res.usage.reasoning_tokens ?? 0 },
     total_tokens: res.usage.total_tokens,
   };
 }
