@@ -5,6 +5,8 @@ export type AppEvent =
   | { type: 'session'; id: string; status?: string }
   | { type: 'completion'; sessionId: string; id: string; status: string }
   | { type: 'engines'; paused?: boolean; policyVersion?: number }
+  /** Re-scoring progress for a request that named a `progressId`: sessions read, traces scored so far. */
+  | { type: 'rescore'; id: string; sessions: number; sessionsRead: number; tracesDone: number; tokens: number; done: boolean }
   /** Rollout batch progress (rollouts/manager.ts): counts after each sample; `phase` for install/callback steps. */
   | {
     type: 'batch'; id: string; status: string;

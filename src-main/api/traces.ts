@@ -36,7 +36,12 @@ const rescoreBody = z.object({
   /** Also return the sampled and re-scored logprobs at each position. */
   includeLogprobs: z.boolean().default(false),
   timeoutMs: z.number().int().positive().optional(),
+  /** Caller-chosen id: progress goes out as `rescore` events on GET /api/events under it. */
+  progressId: z.string().min(1).max(100).optional(),
 }).strict().refine((b) => (b.sessionId === undefined) !== (b.batchId === undefined), { message: 'give exactly one of sessionId and batchId' });
+
+/** How often a long re-scoring reports progress (plus once at the start and once at the end). */
+const PROGRESS_EVERY_MS = 200;
 
 function error(type: string, message: string) {
   return { error: { message, type } };
@@ -86,7 +91,7 @@ async function forEachLimit<T>(items: Iterable<T>, limit: number, fn: (item: T) 
 }
 
 export async function registerTraces(app: FastifyInstance, deps: ApiDeps): Promise<void> {
-  const { store, pool } = deps;
+  const { store, pool, events } = deps;
 
   app.get('/api/sessions/:id/traces', async (req, reply) => {
     const id = (req.params as { id: string }).id;
@@ -128,14 +133,23 @@ export async function registerTraces(app: FastifyInstance, deps: ApiDeps): Promi
     const parts: Array<RescoreStats | undefined> = [];
     const errors: Array<{ traceId: string; message: string }> = [];
     let order = 0;
+    const progress = { sessionsRead: 0, tracesDone: 0, tokens: 0, sentAt: 0 };
+    const report = (mode: 'start' | 'step' | 'done') => {
+      if (!b.progressId || (mode === 'step' && performance.now() - progress.sentAt < PROGRESS_EVERY_MS)) return;
+      const done = mode === 'done';
+      progress.sentAt = performance.now();
+      events.emit({ type: 'rescore', id: b.progressId, sessions: sessionIds.length, sessionsRead: progress.sessionsRead, tracesDone: progress.tracesDone, tokens: progress.tokens, done });
+    };
     // Sessions are read and built one at a time, as the workers need more traces.
     function* jobs(): Generator<Job> {
       for (const sid of sessionIds) {
         const session = store.sessions.get(sid);
         const built = buildSessionTraces(b.builder, session, store.completions.listBySession(sid));
+        progress.sessionsRead++;
         for (const st of built.traces) yield { st, order: order++ };
       }
     }
+    report('start');
     const abort = new AbortController();
     const stop: { paused: EnginePausedError | null } = { paused: null };
     reply.raw.on('close', () => { if (!reply.raw.writableFinished) abort.abort(); });
@@ -147,11 +161,13 @@ export async function registerTraces(app: FastifyInstance, deps: ApiDeps): Promi
         const s = mergeRescoreStats([], { bins: b.bins });
         results[k] = { ...base, positions: [], deltas: [], dropped: 0, summary: summary(s) };
         parts[k] = s;
+        progress.tracesDone++;
         return;
       }
       try {
         const scored = await scoreOnPool(pool, engine.config.id, traceSequence(trace), { signal: abort.signal, timeoutMs: b.timeoutMs });
         const r = rescoreTrace(trace, scored.logprobs, { bins: b.bins });
+        progress.tokens += r.stats.n;
         results[k] = {
           ...base, replica: scored.replica, positions: r.positions, deltas: r.stats.deltas, dropped: r.dropped,
           ...(b.includeLogprobs ? { sampled: r.sampled, rescored: r.rescored } : {}),
@@ -163,11 +179,14 @@ export async function registerTraces(app: FastifyInstance, deps: ApiDeps): Promi
         errors.push({ traceId: trace.id, message: (e as Error).message });
         results[k] = { ...base, error: (e as Error).message };
       }
+      progress.tracesDone++;
+      report('step');
     }).catch((e: unknown) => {
       if (abort.signal.aborted) return;
       if (e instanceof EnginePausedError) { stop.paused = e; return; }
       throw e;
     });
+    report('done');
     if (abort.signal.aborted) return reply;
     if (stop.paused) {
       return reply.code(429).header('retry-after', String(stop.paused.retryAfterSec))

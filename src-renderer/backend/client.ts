@@ -152,6 +152,6 @@ export const api = {
   submitBatch: (body: BatchSubmit) => postJson<{ id: string }>('/api/batches', body),
   cancelBatch: (id: string) => postJson<unknown>(`/api/batches/${enc(id)}/cancel`, {}),
 
-  rescore: (body: { batchId?: string; sessionId?: string; engine: string; builder?: BuilderName; bins?: number }, signal?: AbortSignal) =>
+  rescore: (body: { batchId?: string; sessionId?: string; engine: string; builder?: BuilderName; bins?: number; progressId?: string }, signal?: AbortSignal) =>
     postJson<RescoreResponse>('/api/traces/rescore', body, signal),
 };

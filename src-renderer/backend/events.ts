@@ -22,7 +22,11 @@ export type ServerEvent =
   | { type: 'session'; id: string; status?: string }
   | { type: 'completion'; sessionId: string; id: string }
   | BatchEvent
-  | { type: 'engines'; paused?: boolean; policyVersion?: number };
+  | { type: 'engines'; paused?: boolean; policyVersion?: number }
+  | RescoreProgress;
+
+/** Progress of a re-scoring this window started (POST /api/traces/rescore with a progressId). */
+export interface RescoreProgress { type: 'rescore'; id: string; sessions: number; sessionsRead: number; tracesDone: number; tokens: number; done: boolean }
 
 export type ConnectionState = 'connecting' | 'open' | 'closed';
 
@@ -63,6 +67,11 @@ export function connectEvents(
   });
   on('batch', (d) => {
     if (typeof d.id === 'string') onEvent({ ...(d as unknown as BatchEvent), type: 'batch', status: String(d.status ?? '') });
+  });
+  on('rescore', (d) => {
+    if (typeof d.id !== 'string') return;
+    const n = (k: string) => (typeof d[k] === 'number' ? (d[k] as number) : 0);
+    onEvent({ type: 'rescore', id: d.id, sessions: n('sessions'), sessionsRead: n('sessionsRead'), tracesDone: n('tracesDone'), tokens: n('tokens'), done: d.done === true });
   });
   on('engines', (d) => {
     onEvent({

@@ -43,7 +43,9 @@ export function startLiveUpdates(): () => void {
     (e) => {
       if (e.type === 'batch') useBatches.getState().applyEvent(e);
       else if (e.type === 'engines') refreshEngines();
-      else {
+      else if (e.type === 'rescore') {
+        // progress for the view that asked for it (onServerEvent); nothing to refetch
+      } else {
         refreshSessions();
         const openId = useSessionDetail.getState().id;
         if (openId && (e.type === 'session' ? e.id === openId : e.sessionId === openId)) refreshDetail();

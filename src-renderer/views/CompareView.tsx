@@ -16,6 +16,7 @@ import {
   ZAxis,
 } from 'recharts';
 import { api } from '../backend/client.js';
+import type { RescoreProgress } from '../backend/events.js';
 import type { BatchDetail, BatchSummary, Completion, RescoreResponse } from '../backend/types.js';
 import { StatusBadge } from '../components/Badges.js';
 import { axisProps, ChartCard, tooltipProps, useChartColors } from '../components/charts.js';
@@ -30,6 +31,7 @@ import { summarizeResponse } from '../lib/summary.js';
 import { displayPiece } from '../lib/tokenLayout.js';
 import { useAsync } from '../lib/useAsync.js';
 import { isActive, useBatches } from '../store/batches.js';
+import { onServerEvent } from '../store/live.js';
 import { errorText } from '../store/resource.js';
 
 /** Default pair: the two newest ended batches with the same dataset + harness on different engines. */
@@ -323,11 +325,32 @@ function TurnDiffs({ A, B, task }: { A: BatchDetail; B: BatchDetail; task: strin
 
 // ---- re-scoring ----
 
+/** Live re-scoring progress: sessions read and built into traces, traces scored, tokens compared. */
+function RescoreProgressView({ p, target }: { p: RescoreProgress; target: string }) {
+  const pct = p.sessions ? (100 * p.sessionsRead) / p.sessions : 0;
+  return (
+    <div data-testid="rescore-progress">
+      <div className="progress" role="progressbar" aria-label="Re-scoring progress" aria-valuemin={0} aria-valuemax={p.sessions} aria-valuenow={p.sessionsRead}>
+        <div className="progress-track">
+          <span className="progress-seg seg-running" style={{ width: `${pct}%` }} />
+        </div>
+        <span className="progress-label mono">
+          {formatInt(p.sessionsRead)}/{formatInt(p.sessions)} sessions
+        </span>
+      </div>
+      <div className="muted">
+        {formatInt(p.tracesDone)} traces scored on {target} · {formatInt(p.tokens)} tokens compared
+      </div>
+    </div>
+  );
+}
+
 function Rescore({ A, B }: { A: BatchDetail; B: BatchDetail }) {
   const c = useChartColors();
   const [dir, setDir] = useState<'AonB' | 'BonA'>('AonB');
   const [state, setState] = useState<{ busy: boolean; error: string | null; result: RescoreResponse | null; ms: number | null; key: string | null }>({ busy: false, error: null, result: null, ms: null, key: null });
   const ctrl = useRef<AbortController | null>(null);
+  const [progress, setProgress] = useState<RescoreProgress | null>(null);
   const src = dir === 'AonB' ? A : B;
   const target = dir === 'AonB' ? B : A;
   const key = `${src.id}->${target.spec.engine}`;
@@ -338,12 +361,21 @@ function Rescore({ A, B }: { A: BatchDetail; B: BatchDetail }) {
     ctrl.current = ac;
     const t0 = performance.now();
     setState({ busy: true, error: null, result: null, ms: null, key });
+    // Not a secret, only this window's name for its progress events (randomUUID needs a secure context).
+    const progressId = `rescore-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+    setProgress(null);
+    const unsubscribe = onServerEvent((e) => {
+      if (e.type === 'rescore' && e.id === progressId) setProgress(e);
+    });
     try {
-      const result = await api.rescore({ batchId: src.id, engine: String(target.spec.engine), builder: 'prefix-merge', bins: 24 }, ac.signal);
+      const result = await api.rescore({ batchId: src.id, engine: String(target.spec.engine), builder: 'prefix-merge', bins: 24, progressId }, ac.signal);
       setState({ busy: false, error: null, result, ms: performance.now() - t0, key });
     } catch (err) {
       if ((err as Error).name === 'AbortError') return setState((s) => ({ ...s, busy: false }));
       setState({ busy: false, error: errorText(err), result: null, ms: null, key });
+    } finally {
+      unsubscribe();
+      setProgress(null);
     }
   };
   const result = state.key === key ? state.result : null;
@@ -376,7 +408,8 @@ function Rescore({ A, B }: { A: BatchDetail; B: BatchDetail }) {
           </button>
         )}
       </header>
-      {state.busy && <Loading label={`Sending ${batchName(src)}'s traces to ${String(target.spec.engine)} for prompt logprobs…`} />}
+      {state.busy && !progress && <Loading label={`Sending ${batchName(src)}'s traces to ${String(target.spec.engine)} for prompt logprobs…`} />}
+      {state.busy && progress && <RescoreProgressView p={progress} target={String(target.spec.engine)} />}
       {state.error && state.key === key && <ErrorState message={state.error} onRetry={() => void run()} />}
       {!state.busy && !result && !state.error && (
         <Empty title="Not re-scored yet">

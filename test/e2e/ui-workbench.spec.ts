@@ -190,9 +190,22 @@ test('compare the two batches: reward scatter, per-turn diffs, cross-engine re-s
   await expect(diffs.locator('.tokdiff-side').first()).toBeVisible();
   await shot(page, info, 'compare-diffs');
 
-  // Re-score A's traces (sampled on sim-vllm) on sim-sglang.
+  // Re-score A's traces (sampled on sim-vllm) on sim-sglang. The answer is held back until the live
+  // progress (sent over /api/events while the server works) has been seen.
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((r) => { release = r; });
+  await page.route('**/api/traces/rescore', async (route) => {
+    const response = await route.fetch();
+    await held;
+    await route.fulfill({ response });
+  });
   const rescore = page.getByTestId('rescore');
   await rescore.getByRole('button', { name: /Re-score A's traces/ }).click();
+  const progress = page.getByTestId('rescore-progress');
+  await expect(progress).toContainText(/\b(\d+)\/\1 sessions/, { timeout: 90_000 }); // every session read
+  await expect(progress).toContainText(/[1-9][\d,]* traces scored on sim-sglang · [1-9][\d,]* tokens compared/);
+  await shot(page, info, 'compare-rescore-progress');
+  release();
   const summary = page.getByTestId('rescore-summary');
   await expect(summary).toBeVisible({ timeout: 90_000 });
   const n = await summary.locator('.tile').first().locator('.tile-value').innerText();

@@ -123,9 +123,18 @@ describe('POST /api/traces/rescore', () => {
     expect(other.overall.meanAbsDelta).toBeLessThan(0.5);
   });
 
-  it('re-scores a whole batch', async () => {
-    const body = await (await rescore({ batchId: 'batch-vllm', engine: 'sim-vllm', concurrency: 3 })).json();
+  it('re-scores a whole batch, reporting progress as events under the caller\'s progressId', async () => {
+    const seen: any[] = [];
+    const unsubscribe = app.events.subscribe((e) => { if (e.type === 'rescore') seen.push(e); });
+    const body = await (await rescore({ batchId: 'batch-vllm', engine: 'sim-vllm', concurrency: 3, progressId: 'p-1' })).json();
+    unsubscribe();
     expect(body.sessions).toBe(2);
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    expect(seen.every((e) => e.id === 'p-1' && e.sessions === 2)).toBe(true);
+    expect(seen[0]).toMatchObject({ sessionsRead: 0, tracesDone: 0, tokens: 0, done: false });
+    expect(seen.at(-1)).toMatchObject({ sessionsRead: 2, tracesDone: body.traces.length, tokens: body.overall.n, done: true });
+    expect(seen.filter((e) => e.done)).toHaveLength(1);
+    for (let i = 1; i < seen.length; i++) expect(seen[i].tracesDone).toBeGreaterThanOrEqual(seen[i - 1].tracesDone);
     const a = await maskOnes(vllmA);
     const b = await maskOnes(vllmB);
     expect(new Set(body.traces.map((t: { sessionId: string }) => t.sessionId))).toEqual(new Set([vllmA, vllmB]));
