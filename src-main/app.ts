@@ -35,7 +35,7 @@ export interface AppConfig {
   /**
    * Engine calls: how long to wait for response headers, and for anything between body chunks, before the
    * agent gets a dialect-shaped 504 and the completion is recorded as `error`. Default 300 s each.
-   * Applies to the engines configured at start (sim, `engines`, stored topology).
+   * Applies to every engine, also those added later through the API.
    */
   engineTimeouts?: Partial<EngineTimeouts>;
   /** Agent calls one session may have in flight at once; more get a dialect-shaped 429. Default 64. */

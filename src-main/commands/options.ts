@@ -9,6 +9,14 @@ export function int(name: string) {
   };
 }
 
+export function positive(name: string) {
+  return (v: string) => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`${name} must be a positive number`);
+    return n;
+  };
+}
+
 export function fraction(v: string): number {
   const n = Number(v);
   if (!(n >= 0 && n <= 1)) throw new InvalidArgumentError('must be between 0 and 1');

@@ -4,7 +4,12 @@ import { createApp } from '../app.js';
 import { defaultDataDir } from '../data-dir.js';
 import { loadTopology } from '../engines/topology.js';
 import { openInBrowser } from '../open-browser.js';
-import { int, onSignals } from './options.js';
+import { int, onSignals, positive } from './options.js';
+
+interface ServeOptions {
+  host: string; port: number; dataDir?: string; topology?: string; sim: boolean; controlToken?: string; open?: boolean;
+  engineTimeout: number; engineIdleTimeout: number; maxBodyMb: number; maxConcurrentPerSession: number;
+}
 
 export function registerServe(program: Command): void {
   program.command('serve')
@@ -15,10 +20,19 @@ export function registerServe(program: Command): void {
   .option('--topology <file>', 'YAML file describing engines')
   .option('--no-sim', 'do not start the embedded simulated engines')
   .option('--control-token <token>', 'token required by the control API (needed off loopback)', process.env.ROLLGATE_CONTROL_TOKEN)
+  .option('--engine-timeout <seconds>', 'how long an engine may take to start answering a call (504 after)', positive('--engine-timeout'), 300)
+  .option('--engine-idle-timeout <seconds>', 'how long an engine stream may stay silent mid-answer (error after)', positive('--engine-idle-timeout'), 300)
+  .option('--max-body-mb <mb>', 'largest agent request body accepted (413 above)', positive('--max-body-mb'), 32)
+  .option('--max-concurrent-per-session <n>', 'agent calls one session may have in flight (429 above)', positive('--max-concurrent-per-session'), 64)
   .option('--open', 'open the UI in a browser once ready')
-  .action(async (opts: { host: string; port: number; dataDir?: string; topology?: string; sim: boolean; controlToken?: string; open?: boolean }) => {
+  .action(async (opts: ServeOptions) => {
     const engines = opts.topology ? loadTopology(opts.topology) : [];
-    const app = await createApp({ host: opts.host, port: opts.port, dataDir: opts.dataDir ?? defaultDataDir(), sim: opts.sim, engines, controlToken: opts.controlToken });
+    const app = await createApp({
+      host: opts.host, port: opts.port, dataDir: opts.dataDir ?? defaultDataDir(), sim: opts.sim, engines, controlToken: opts.controlToken,
+      engineTimeouts: { headersMs: opts.engineTimeout * 1000, bodyMs: opts.engineIdleTimeout * 1000 },
+      bodyLimitBytes: Math.round(opts.maxBodyMb * 1024 * 1024),
+      maxConcurrentPerSession: Math.max(1, Math.floor(opts.maxConcurrentPerSession)),
+    });
     onSignals(app.close);
     console.log(`Rollgate listening on ${app.url}`);
     if (opts.controlToken) console.log(`The control API needs the token: open ${app.url}/?token=<control token> once in the browser.`);
