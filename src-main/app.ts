@@ -16,6 +16,7 @@ import type { EngineConfig } from './engines/types.js';
 import { sendDialectError } from './gateway/errors.js';
 import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
 import { SessionTurnCache } from './gateway/session-cache.js';
+import { requireLoopbackHost } from './loopback-host.js';
 import { RolloutManager, type RolloutManagerOptions } from './rollouts/manager.js';
 import { openStore, type Store } from './store/index.js';
 
@@ -97,6 +98,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     closers.push(() => rollouts.close());
     let baseUrl = '';
     installErrorHandler(server);
+    if (LOOPBACK.has(host)) requireLoopbackHost(server);
     if (config.controlToken) await requireControlToken(server, config.controlToken);
     await registerControlApi(server, { store, pool, events, baseUrl: () => baseUrl, rollouts });
     await registerGateway(server, { store, pool, events, turns: new SessionTurnCache(), maxConcurrentPerSession: config.maxConcurrentPerSession });

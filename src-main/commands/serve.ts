@@ -1,6 +1,8 @@
 // `rollgate serve`: the headless server (DESIGN §11).
 import type { Command } from 'commander';
-import { createApp } from '../app.js';
+import { resolve } from 'node:path';
+import { createApp, DEFAULT_UI_DIR } from '../app.js';
+import { ensureUiBuilt } from '../ui-build.js';
 import { defaultDataDir } from '../data-dir.js';
 import { loadTopology } from '../engines/topology.js';
 import { openInBrowser } from '../open-browser.js';
@@ -27,6 +29,7 @@ export function registerServe(program: Command): void {
   .option('--open', 'open the UI in a browser once ready')
   .action(async (opts: ServeOptions) => {
     const engines = opts.topology ? loadTopology(opts.topology) : [];
+    await ensureUiBuilt(DEFAULT_UI_DIR, resolve(DEFAULT_UI_DIR, '..'));
     const app = await createApp({
       host: opts.host, port: opts.port, dataDir: opts.dataDir ?? defaultDataDir(), sim: opts.sim, engines, controlToken: opts.controlToken,
       engineTimeouts: { headersMs: opts.engineTimeout * 1000, bodyMs: opts.engineIdleTimeout * 1000 },

@@ -52,6 +52,11 @@ export interface PoolRun {
   readonly replica: string;
   /** performance.now() when the pause gate let the call through (null while queued). */
   readonly admittedAt: number | null;
+  /**
+   * The policy version the call runs under: current when the pause gate let it through (a call held by a
+   * `queue` pause across a weight update runs on the new weights), or at arrival while it waits.
+   */
+  readonly policyVersion: number;
   readonly events: AsyncGenerator<CanonicalDelta, EngineResult, void>;
 }
 
@@ -144,11 +149,12 @@ export class EnginePool {
   run(engineId: string, sessionId: string, input: PoolRunInput): PoolRun {
     const engine = this.engines.get(engineId);
     if (!engine) throw new EngineError(`unknown engine ${engineId}`, 404);
-    const state = { replica: '', admittedAt: null as number | null };
+    const state = { replica: '', admittedAt: null as number | null, policyVersion: this.policyVersion };
     const pool = this;
     async function* events(): AsyncGenerator<CanonicalDelta, EngineResult, void> {
       await pool.gate.admit(input.signal);
       state.admittedAt = performance.now();
+      state.policyVersion = pool.policyVersion;
       const tried = new Set<string>();
       for (;;) {
         const { replica, rank } = pool.pick(engine!, sessionId, tried);
@@ -191,7 +197,12 @@ export class EnginePool {
         }
       }
     }
-    return { get replica() { return state.replica; }, get admittedAt() { return state.admittedAt; }, events: events() };
+    return {
+      get replica() { return state.replica; },
+      get admittedAt() { return state.admittedAt; },
+      get policyVersion() { return state.policyVersion; },
+      events: events(),
+    };
   }
 
   private markUnhealthy(r: ReplicaState): void {

@@ -50,7 +50,7 @@ export async function handleCompletion(
 
   const base = {
     id: state.id, sessionId: session.id, seq, dialect: codec.dialect, engineId,
-    policyVersion: deps.pool.policyVersion, requestReceived: req.body, retryOf, createdAt: Date.now(),
+    requestReceived: req.body, retryOf, createdAt: Date.now(),
   };
   let encoder: StreamEncoder | null = null;
   const poolRun = deps.pool.run(engineId, session.id, {
@@ -58,7 +58,7 @@ export async function handleCompletion(
   });
   state.admittedAt = () => poolRun.admittedAt;
   const record = (fields: Partial<CompletionRecord> & { status: CompletionStatus }): CompletionRecord => ({
-    ...base, replica: poolRun.replica, requestServed: null, response: null, finishReason: null, usage: null, error: null,
+    ...base, replica: poolRun.replica, policyVersion: poolRun.policyVersion, requestServed: null, response: null, finishReason: null, usage: null, error: null,
     promptIds: new Int32Array(0), outputIds: new Int32Array(0), outputLogprobs: new Float32Array(0),
     timings: timings(state), ...fields,
   });

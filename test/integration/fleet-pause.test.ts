@@ -97,15 +97,24 @@ describe('pause for weight sync', () => {
     }
   });
 
-  it('stamps the policy version that was current when each call started', async () => {
+  it('stamps the policy version each call ran under: calls held by a queue pause get the version set before resume', async () => {
     const s = await app.createSession();
     await post('/api/policy-version', { version: 3 });
     await ask(s.urls.openai, 6);
     await post('/api/policy-version', { version: 4 });
     await ask(s.urls.openai, 7);
+    // The trainer's cycle: pause (queue) → calls arrive and wait → new weights, version 5 → resume.
+    await post('/api/engines/pause', { mode: 'queue', timeoutMs: 10_000 });
+    const held = [ask(s.urls.openai, 8), ask(s.urls.openai, 9)];
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await app.api('/api/engines')).pause.queued).toBe(2);
+    await post('/api/policy-version', { version: 5 });
+    await post('/api/engines/resume', {});
+    await Promise.all(held);
     const { completions } = await app.api(`/api/sessions/${s.id}/completions`);
-    expect(completions.map((c: any) => c.policyVersion)).toEqual([3, 4]);
-    expect((await app.api('/api/engines')).policyVersion).toBe(4);
+    expect(completions.map((c: any) => c.policyVersion)).toEqual([3, 4, 5, 5]);
+    expect(completions.slice(2).every((c: any) => c.timings.queueMs >= 150)).toBe(true);
+    expect((await app.api('/api/engines')).policyVersion).toBe(5);
   });
 
   it('forwards pause and resume to the engines’ own routes when asked', async () => {

@@ -1,5 +1,6 @@
 // Security (DESIGN §9, issue 8): binding and the control token, session keys, isolation between sessions,
 // and request limits (body size, concurrent calls per session).
+import { request as httpRequest } from 'node:http';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,6 +33,34 @@ describe('binding and the control token', () => {
     const app = await createApp({ host: '127.0.0.1', port: 0, dataDir: dir(), sim: false });
     apps.push(app);
     expect((await json(await fetch(`${app.url}/api/health`))).status).toBe(200);
+  });
+
+  it('on loopback, answers only requests addressed to a loopback name (no DNS rebinding)', async () => {
+    const app = await createApp({ host: '127.0.0.1', port: 0, dataDir: dir(), sim: false });
+    apps.push(app);
+    const port = Number(new URL(app.url).port);
+    // fetch() will not send a foreign Host header; a browser tricked by DNS rebinding would.
+    const get = (host: string, path: string, method = 'GET') => new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port, path, method, headers: { host, 'content-type': 'application/json' } }, (res) => {
+        let body = '';
+        res.on('data', (d) => { body += d; });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end(method === 'POST' ? '{}' : undefined);
+    });
+    for (const host of ['127.0.0.1', `127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, 'app.localhost']) {
+      expect((await get(host, '/api/health')).status, host).toBe(200);
+    }
+    for (const host of [`evil.example:${port}`, 'rebind.attacker.test', '192.168.1.10', 'localhost.evil.example']) {
+      const r = await get(host, '/api/batches', 'POST');
+      expect(r.status, host).toBe(403);
+      expect(JSON.parse(r.body).error.message).toMatch(/answers only requests addressed to localhost/);
+    }
+    // Agent routes answer in the agent's dialect.
+    const anthropic = await get('evil.example', `/s/${'0'.repeat(32)}/v1/messages`, 'POST');
+    expect(anthropic.status).toBe(403);
+    expect(JSON.parse(anthropic.body)).toMatchObject({ type: 'error', error: { type: 'permission_error' } });
   });
 
   describe('with a control token (bound to 127.0.0.2, which Rollgate treats as non-loopback)', () => {
