@@ -18,7 +18,7 @@ import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
 import { SessionTurnCache } from './gateway/session-cache.js';
 import { requireLoopbackHost } from './loopback-host.js';
 import { RolloutManager, type RolloutManagerOptions } from './rollouts/manager.js';
-import { openStore, type Store } from './store/index.js';
+import { openStore, POLICY_VERSION_SETTING, type Store } from './store/index.js';
 
 export interface AppConfig {
   host?: string;
@@ -88,6 +88,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     // Every engine, also those added later through the API, gets the same timeouts.
     const pool = new EnginePool(engines, { ...DEFAULT_ENGINE_TIMEOUTS, ...config.engineTimeouts });
     closers.push(() => closeEnginePools());
+    pool.policyVersion = store.settings.get<number>(POLICY_VERSION_SETTING) ?? 0;
     pool.startHealthChecks(config.healthIntervalMs ?? 5000);
     closers.push(async () => pool.stopHealthChecks());
     const events = new EventBus();

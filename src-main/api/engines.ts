@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { EnginePool, PoolEngine } from '../engines/pool.js';
+import { POLICY_VERSION_SETTING } from '../store/index.js';
 import type { ApiDeps } from './routes.js';
 
 const pauseBody = z.object({
@@ -32,7 +33,7 @@ export function engineJson(e: PoolEngine, pool: EnginePool) {
 }
 
 export async function registerEngineRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
-  const { pool, events } = deps;
+  const { pool, events, store } = deps;
 
   app.get('/api/engines', async () => ({
     policyVersion: pool.policyVersion,
@@ -60,6 +61,8 @@ export async function registerEngineRoutes(app: FastifyInstance, deps: ApiDeps):
   app.post('/api/policy-version', async (req, reply) => {
     const parsed = policyBody.safeParse(req.body ?? {});
     if (!parsed.success) return reply.code(400).send({ error: { message: issues(parsed.error), type: 'invalid_request_error' } });
+    // Durable first: after a restart, completions keep the version the trainer set last.
+    store.settings.set(POLICY_VERSION_SETTING, parsed.data.version);
     pool.policyVersion = parsed.data.version;
     events.emit({ type: 'engines', policyVersion: pool.policyVersion });
     return { policyVersion: pool.policyVersion };

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { BatchesRepo, SessionRunsRepo } from './batches.js';
 import { EnginesRepo } from './engine-configs.js';
+import { SettingsRepo } from './settings.js';
 import { CompletionsRepo } from './completions.js';
 import { migrate } from './migrations.js';
 import { SessionsRepo } from './sessions.js';
@@ -17,6 +18,7 @@ export {
 export { SessionsRepo, type SessionListFilter, type SessionPatch, type SessionSummary } from './sessions.js';
 export { StoreWriter, type PutCompletionOptions, type WriterOptions, type WriterStats } from './writer.js';
 export { MIGRATIONS, migrate, type Migration } from './migrations.js';
+export { POLICY_VERSION_SETTING } from './settings.js';
 export { int32ToBlob, blobToInt32, float32ToBlob, blobToFloat32 } from './token-blobs.js';
 
 export const DB_FILENAME = 'rollgate.sqlite';
@@ -39,6 +41,8 @@ export interface Store {
   readonly runs: SessionRunsRepo;
   /** Engines added or edited through the control API (validated again by the engines layer on load). */
   readonly engines: EnginesRepo<{ id: string }>;
+  /** Named values that survive restarts (the policy version). */
+  readonly settings: SettingsRepo;
   readonly writer: StoreWriter;
   /** Flushes the writer, then closes the database. Idempotent. */
   close(): Promise<void>;
@@ -75,6 +79,7 @@ export function openStore(opts: OpenStoreOptions): Store {
   const batches = new BatchesRepo(db);
   const engines = new EnginesRepo<{ id: string }>(db);
   const runs = new SessionRunsRepo(db);
+  const settings = new SettingsRepo(db);
   const writer = new StoreWriter(db, sessions, completions, opts);
   completions.pending = writer;
 
@@ -86,6 +91,7 @@ export function openStore(opts: OpenStoreOptions): Store {
     completions,
     batches,
     engines,
+    settings,
     runs,
     writer,
     close() {

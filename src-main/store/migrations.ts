@@ -127,6 +127,18 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE sessions DROP COLUMN key;
     `,
   },
+  {
+    version: 5,
+    name: 'settings',
+    sql: `
+      -- Named values that survive restarts (JSON), e.g. the policy version.
+      CREATE TABLE settings (
+        key         TEXT PRIMARY KEY,
+        value       TEXT NOT NULL,
+        updated_at  INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 /** Applies pending migrations in one IMMEDIATE transaction. Idempotent; returns the versions applied. */

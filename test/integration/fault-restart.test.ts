@@ -36,6 +36,8 @@ describe('kill -9 of Rollgate under load, then a restart', () => {
   it('every completion an agent received is in the store after the restart', async () => {
     server = await startCli(['serve', '--port', '0', '--data-dir', dataDir]);
     const base = server.url;
+    // The trainer's policy version survives the crash too.
+    expect((await fetch(`${base}/api/policy-version`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"version": 9}' })).status).toBe(200);
     const sessions: Array<{ id: string; key: string }> = [];
     for (let i = 0; i < 4; i++) {
       const res = await fetch(`${base}/api/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ engine: i % 2 ? 'sim-sglang' : 'sim-vllm' }) });
@@ -91,8 +93,12 @@ describe('kill -9 of Rollgate under load, then a restart', () => {
     const after = await (await fetch(`${server.url}/api/sessions/${sessions[0]!.id}`)).json() as { status: string };
     expect(after.status).toBe('interrupted');
     // And the restarted server works.
-    const fresh = await (await fetch(`${server.url}/api/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json() as { key: string };
-    expect(await oneCall(server.url, fresh.key, true, new AbortController().signal)).toBeTruthy();
+    const fresh = await (await fetch(`${server.url}/api/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json() as { id: string; key: string };
+    const freshId = await oneCall(server.url, fresh.key, true, new AbortController().signal);
+    expect(freshId).toBeTruthy();
+    expect(((await (await fetch(`${server.url}/api/engines`)).json()) as { policyVersion: number }).policyVersion).toBe(9);
+    const { completions: freshRecs } = await (await fetch(`${server.url}/api/sessions/${fresh.id}/completions`)).json() as { completions: Array<{ policyVersion: number }> };
+    expect(freshRecs.map((c) => c.policyVersion)).toEqual([9]);
     console.log(`kill -9: ${receivedIds.length} completions received before the kill, ${stored.size} stored, ${failures} calls cut by the kill`);
   }, 90_000);
 });

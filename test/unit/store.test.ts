@@ -100,7 +100,7 @@ describe('openStore', () => {
     const legacy = mk();
     await legacy.close();
     const db = new Database(join(dir, 'rollgate.sqlite'));
-    db.exec('DROP TABLE sessions; DELETE FROM schema_migrations WHERE version >= 4');
+    db.exec('DROP TABLE sessions; DELETE FROM schema_migrations WHERE version = 4');
     db.exec(MIGRATIONS[0].sql.slice(0, MIGRATIONS[0].sql.indexOf('CREATE TABLE completions')));
     const key = randomBytes(16).toString('hex');
     const { createHash } = await import('node:crypto');
