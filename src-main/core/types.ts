@@ -41,6 +41,11 @@ export interface CanonicalRequest {
   temperature?: number;
   top_p?: number;
   top_k?: number;
+  /** vLLM and SGLang sampling extras, under the names both engines use. */
+  min_p?: number;
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  repetition_penalty?: number;
   stop?: string[];
   seed?: number;
   n?: number;

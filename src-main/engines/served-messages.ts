@@ -13,7 +13,17 @@ export function samplingFields(req: CanonicalRequest): Record<string, unknown> {
     ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
     ...(req.top_p !== undefined ? { top_p: req.top_p } : {}),
     ...(req.top_k !== undefined ? { top_k: req.top_k } : {}),
+    ...penaltyFields(req),
     ...(req.stop ? { stop: req.stop } : {}),
     ...(req.seed !== undefined ? { seed: req.seed } : {}),
   };
+}
+
+/** min_p and the penalties: the same names in vLLM's request bodies and SGLang's sampling_params. */
+export function penaltyFields(req: CanonicalRequest): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of ['min_p', 'presence_penalty', 'frequency_penalty', 'repetition_penalty'] as const) {
+    if (req[k] !== undefined) out[k] = req[k];
+  }
+  return out;
 }

@@ -2,6 +2,7 @@
 // the template, calls native /generate with input_ids and parses reasoning and tool calls itself.
 import { contextLength, fitMaxTokens } from './context-room.js';
 import { engineErrorFrom, engineRequest, probeHealth, sseData } from './http.js';
+import { penaltyFields } from './served-messages.js';
 import { matchedStopString } from './stop-sequence.js';
 import { buildTokenPrompt } from './token-prompt.js';
 import { loadTokenizer } from './tokenizer/index.js';
@@ -43,6 +44,7 @@ export class SglangTokenAdapter implements EngineAdapter {
         ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
         ...(req.top_p !== undefined ? { top_p: req.top_p } : {}),
         ...(req.top_k !== undefined ? { top_k: req.top_k } : {}),
+        ...penaltyFields(req),
         ...(req.stop ? { stop: req.stop } : {}),
         ...(req.seed !== undefined ? { sampling_seed: req.seed } : {}),
         stop_token_ids: [tok.eosTokenId],

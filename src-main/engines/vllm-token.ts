@@ -2,6 +2,7 @@
 // so a session's earlier sampled ids are reused verbatim; output is parsed like SGLang's token mode.
 import { contextLength, fitMaxTokens } from './context-room.js';
 import { engineErrorFrom, engineRequest, probeHealth, sseData } from './http.js';
+import { penaltyFields } from './served-messages.js';
 import { matchedStopString } from './stop-sequence.js';
 import { buildTokenPrompt } from './token-prompt.js';
 import { TokenAccumulator } from './token-accumulator.js';
@@ -38,6 +39,7 @@ export class VllmTokenAdapter implements EngineAdapter {
       ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
       ...(req.top_p !== undefined ? { top_p: req.top_p } : {}),
       ...(req.top_k !== undefined ? { top_k: req.top_k } : {}),
+      ...penaltyFields(req),
       ...(req.stop ? { stop: req.stop } : {}),
       ...(req.seed !== undefined ? { seed: req.seed } : {}),
       logprobs: 0,

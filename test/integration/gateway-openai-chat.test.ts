@@ -144,6 +144,32 @@ describe('stop strings', () => {
   }
 });
 
+describe('sampling parameters reach the engine as the agent set them', () => {
+  it('min_p and the penalties (OpenAI chat) in the vLLM chat body and SGLang sampling_params', async () => {
+    const sampling = { temperature: 0.6, top_p: 0.95, top_k: 20, min_p: 0.05, presence_penalty: 1.5, frequency_penalty: 0.25, repetition_penalty: 1.1 };
+    for (const engine of ['sim-vllm', 'sim-sglang']) {
+      const session = await app.createSession({ engine });
+      const client = new OpenAI({ baseURL: session.urls.openai, apiKey: session.key, maxRetries: 0 });
+      await client.chat.completions.create({ model: 'Qwen/Qwen3-8B', messages: [{ role: 'user', content: 'Hello' }], ...sampling } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+      const { completions } = await app.api(`/api/sessions/${session.id}/completions`);
+      const served = completions[0].requestServed;
+      // vLLM takes them at the top level of the body; SGLang's /generate inside sampling_params.
+      expect(engine === 'sim-vllm' ? served : served.sampling_params, engine).toMatchObject(sampling);
+    }
+  });
+
+  it('Gemini presencePenalty / frequencyPenalty', async () => {
+    const session = await app.createSession({ engine: 'sim-sglang' });
+    const res = await fetch(`${session.urls.gemini}/v1beta/models/Qwen3-8B:generateContent`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-goog-api-key': session.key },
+      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'Hello' }] }], generationConfig: { presencePenalty: 0.5, frequencyPenalty: 0.7 } }),
+    });
+    expect(res.status).toBe(200);
+    const { completions } = await app.api(`/api/sessions/${session.id}/completions`);
+    expect(completions[0].requestServed.sampling_params).toMatchObject({ presence_penalty: 0.5, frequency_penalty: 0.7 });
+  });
+});
+
 describe('gateway rejects bad input in the OpenAI shape', () => {
   it('rejects an unknown session key with a 401 the SDK understands', async () => {
     const client = new OpenAI({ baseURL: `${app.url}/s/${'0'.repeat(32)}/v1`, apiKey: 'x', maxRetries: 0 });

@@ -44,6 +44,8 @@ const generationConfigSchema = z.looseObject({
   temperature: z.number().nullish(),
   topP: z.number().nullish(),
   topK: z.number().nullish(),
+  presencePenalty: z.number().nullish(),
+  frequencyPenalty: z.number().nullish(),
   maxOutputTokens: z.number().int().positive().nullish(),
   stopSequences: z.array(z.string()).nullish(),
   candidateCount: z.number().int().min(1).max(1, 'candidateCount > 1 is not supported by the gateway yet').nullish(),
@@ -299,6 +301,8 @@ export function parseGeminiRequest(body: unknown, ctx: ParseContext = {}): { can
     ...(gc?.temperature != null ? { temperature: gc.temperature } : {}),
     ...(gc?.topP != null ? { top_p: gc.topP } : {}),
     ...(gc?.topK != null ? { top_k: Math.round(gc.topK) } : {}),
+    ...(gc?.presencePenalty != null ? { presence_penalty: gc.presencePenalty } : {}),
+    ...(gc?.frequencyPenalty != null ? { frequency_penalty: gc.frequencyPenalty } : {}),
     ...(gc?.stopSequences?.length ? { stop: gc.stopSequences } : {}),
     ...(gc?.seed != null ? { seed: gc.seed } : {}),
     ...(rf ? { response_format: rf } : {}),
@@ -309,7 +313,7 @@ export function parseGeminiRequest(body: unknown, ctx: ParseContext = {}): { can
   for (const k of ['safetySettings', 'cachedContent', 'labels'] as const) if (obj[k] !== undefined) options[k] = obj[k];
   if (gc) {
     for (const [k, v] of Object.entries(gc)) {
-      if (!['temperature', 'topP', 'topK', 'maxOutputTokens', 'stopSequences', 'candidateCount', 'seed', 'responseMimeType', 'responseSchema', 'responseJsonSchema'].includes(k)) options[k] = v;
+      if (!['temperature', 'topP', 'topK', 'presencePenalty', 'frequencyPenalty', 'maxOutputTokens', 'stopSequences', 'candidateCount', 'seed', 'responseMimeType', 'responseSchema', 'responseJsonSchema'].includes(k)) options[k] = v;
     }
   }
   return {
