@@ -19,7 +19,9 @@ export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): 
   for (const prefix of PREFIXES) {
     // Agents probe their base URL (Claude Code sends `HEAD /`); fastify answers HEAD from GET routes,
     // and the bare origin's GET / is the UI.
-    if (prefix) app.get(prefix, async (_req, reply) => reply.code(200).send({ ok: true }));
+    if (prefix) {
+      for (const path of [prefix, `${prefix}/`]) app.get(path, async (_req, reply) => reply.code(200).send({ ok: true }));
+    }
 
     for (const route of dialectRoutes) {
       app.post(prefix + route.path, async (req, reply) => {

