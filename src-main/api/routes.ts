@@ -24,7 +24,19 @@ const createSessionBody = z.object({
   metadata: z.record(z.string(), z.unknown()).optional(),
 }).strict();
 
-const finishBody = z.object({ reward: z.number().finite().nullable().optional() }).strict();
+const finishBody = z.object({
+  reward: z.number().finite().nullable().optional(),
+  /**
+   * Per-trace rewards, keyed by trace id, completion id, or the response id the agent saw (`chatcmpl-…`,
+   * `msg_…`, `resp_…`); merged into the session's `metadata.traceRewards` (DESIGN §6).
+   */
+  traceRewards: z.record(z.string().min(1), z.number().finite().nullable()).optional(),
+}).strict();
+
+/** The record id inside a response id the agent saw (`chatcmpl-<id>`, `msg_<id>`, `resp_<id>`); other keys as given. */
+function completionIdOf(key: string): string {
+  return /^(chatcmpl-|msg_|resp_)[0-9a-f]{24}$/.test(key) ? key.slice(key.indexOf(key.startsWith('chatcmpl-') ? '-' : '_') + 1) : key;
+}
 
 function badRequest(message: string) {
   return { error: { message, type: 'invalid_request_error' } };
@@ -72,7 +84,11 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
     if (!session) return reply.code(404).send({ error: { message: 'session not found', type: 'not_found_error' } });
     const parsed = finishBody.safeParse(req.body ?? {});
     if (!parsed.success) return reply.code(400).send(badRequest(parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')));
-    await store.writer.updateSession(id, { status: 'finished', reward: parsed.data.reward ?? session.reward, finishedAt: Date.now() });
+    const traceRewards = parsed.data.traceRewards;
+    const metadata = traceRewards
+      ? { ...session.metadata, traceRewards: { ...(session.metadata.traceRewards as Record<string, unknown> | undefined), ...Object.fromEntries(Object.entries(traceRewards).map(([k, v]) => [completionIdOf(k), v])) } }
+      : undefined;
+    await store.writer.updateSession(id, { status: 'finished', reward: parsed.data.reward ?? session.reward, finishedAt: Date.now(), ...(metadata ? { metadata } : {}) });
     events.emit({ type: 'session', id, status: 'finished' });
     return store.sessions.getSummary(id)!;
   });

@@ -187,6 +187,28 @@ describe('siblings, aborts, rewards, groups', () => {
     expect(again.traces.find((t) => t.id === other.id)!.reward).toBe(-1);
   });
 
+  it('POST /api/sessions/:id/finish takes per-trace rewards keyed by the response id the agent saw, or by trace id', async () => {
+    const run = await startAgent(app, 'sim-sglang');
+    await agentTurn(run, 'What is 17*23? Use the calculator.');
+    const sibling = await run.client.chat.completions.create({ model: 'Qwen/Qwen3-8B', messages: run.messages.slice(0, 2), tools: [calculator] });
+    expect(sibling.id).toMatch(/^chatcmpl-[0-9a-f]{24}$/);
+    const finish = (body: unknown) => fetch(`${app.url}/api/sessions/${run.sessionId}/finish`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await finish({ reward: 0.5, traceRewards: { [sibling.id]: 1 } })).status).toBe(200);
+    const body = await traces(run.sessionId);
+    expect(body.traces).toHaveLength(2);
+    const siblingTrace = body.traces.find((t) => t.completionIds.includes(sibling.id.slice('chatcmpl-'.length)))!;
+    const main = body.traces.find((t) => t !== siblingTrace)!;
+    expect(siblingTrace).toMatchObject({ reward: 1, rewardSource: 'trace' });
+    expect(main).toMatchObject({ reward: 0.5, rewardSource: 'session' });
+    // A later finish adds to the map; trace-id keys work too.
+    expect((await finish({ traceRewards: { [main.id]: 0 } })).status).toBe(200);
+    const again = await traces(run.sessionId);
+    expect(again.traces.map((t) => [t.reward, t.rewardSource])).toEqual(expect.arrayContaining([[1, 'trace'], [0, 'trace']]));
+    const bad = await finish({ traceRewards: { x: 'high' } });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error.message).toMatch(/traceRewards\.x/);
+  });
+
   it('answers 404 for an unknown session and 400 for an unknown builder', async () => {
     const r404 = await fetch(`${app.url}/api/sessions/ses_nope/traces`);
     expect(r404.status).toBe(404);
