@@ -1,8 +1,10 @@
 // Canonical messages as an OpenAI-compatible engine accepts them: dialect extras stay in Rollgate.
 import type { CanonicalRequest, ChatMessage } from '../core/types.js';
+import { DEFAULT_DEVELOPER_ROLE, type DeveloperRole } from './types.js';
 
-export function servedMessage(m: ChatMessage): Record<string, unknown> {
+export function servedMessage(m: ChatMessage, developerRole: DeveloperRole = DEFAULT_DEVELOPER_ROLE): Record<string, unknown> {
   const { dialect_extras: _extras, reasoning, ...rest } = m;
+  if (rest.role === 'developer' && developerRole === 'system') rest.role = 'system';
   return reasoning ? { ...rest, reasoning } : rest;
 }
 

@@ -36,7 +36,7 @@ export class SglangTokenAdapter implements EngineAdapter {
   async *generate(input: EngineCallInput): EngineRun {
     const tok = await loadTokenizer(this.config.tokenizer ?? 'builtin:qwen3');
     const req = input.request;
-    const { promptIds } = buildTokenPrompt(tok, req, input.sessionHistory);
+    const { promptIds } = buildTokenPrompt(tok, req, input.sessionHistory, this.config.developerRole);
     const body = {
       input_ids: Array.from(promptIds),
       sampling_params: {

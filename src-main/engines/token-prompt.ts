@@ -3,6 +3,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { CanonicalRequest, ChatMessage, TokenCapture } from '../core/types.js';
 import type { ChatTokenizer } from './tokenizer/index.js';
+import { DEFAULT_DEVELOPER_ROLE, type DeveloperRole } from './types.js';
 
 export interface TokenPrompt {
   promptIds: Int32Array;
@@ -17,8 +18,8 @@ function comparable(m: ChatMessage): unknown {
   return rest;
 }
 
-function render(tok: ChatTokenizer, req: CanonicalRequest, messages: ChatMessage[], addGenerationPrompt: boolean): string {
-  return tok.renderChat(messages, { tools: req.tools, addGenerationPrompt, chatTemplateKwargs: req.chat_template_kwargs });
+function render(tok: ChatTokenizer, req: CanonicalRequest, messages: ChatMessage[], addGenerationPrompt: boolean, developerRole: DeveloperRole): string {
+  return tok.renderChat(messages, { tools: req.tools, addGenerationPrompt, chatTemplateKwargs: req.chat_template_kwargs, developerRole });
 }
 
 function extendsPrevious(req: CanonicalRequest, prev: CanonicalRequest): boolean {
@@ -31,25 +32,25 @@ function extendsPrevious(req: CanonicalRequest, prev: CanonicalRequest): boolean
 }
 
 /** Prefers the most recent earlier turn this request extends (siblings such as title calls are skipped). */
-export function buildTokenPrompt(tok: ChatTokenizer, req: CanonicalRequest, history: History = []): TokenPrompt {
+export function buildTokenPrompt(tok: ChatTokenizer, req: CanonicalRequest, history: History = [], developerRole: DeveloperRole = DEFAULT_DEVELOPER_ROLE): TokenPrompt {
   for (let h = history.length - 1; h >= 0; h--) {
-    const reused = reusePrevious(tok, req, history[h]!);
+    const reused = reusePrevious(tok, req, history[h]!, developerRole);
     if (reused) return reused;
   }
-  return { promptIds: Int32Array.from(tok.encode(render(tok, req, req.messages, true))), reusedIds: 0 };
+  return { promptIds: Int32Array.from(tok.encode(render(tok, req, req.messages, true, developerRole))), reusedIds: 0 };
 }
 
 // Marks the reused assistant turn so the text the template puts after it can be cut out exactly,
 // however the template renders that turn (Qwen3 adds an empty think block only to a final turn).
 const TURN_SENTINEL = 'ROLLGATE_REUSED_TURN_8c1e4f';
 
-function reusePrevious(tok: ChatTokenizer, req: CanonicalRequest, prev: History[number]): TokenPrompt | null {
+function reusePrevious(tok: ChatTokenizer, req: CanonicalRequest, prev: History[number], developerRole: DeveloperRole): TokenPrompt | null {
   const out = prev.capture.outputIds;
   if (!out.length || out[out.length - 1] !== tok.eosTokenId || !extendsPrevious(req, prev.request)) return null;
   const n = prev.request.messages.length;
   const probe = req.messages.slice();
   probe[n] = { ...probe[n]!, content: TURN_SENTINEL, reasoning: null };
-  const text = render(tok, req, probe, true);
+  const text = render(tok, req, probe, true, developerRole);
   const at = text.indexOf(TURN_SENTINEL);
   const eosText = tok.tokenText(tok.eosTokenId);
   const eosAt = at < 0 ? -1 : text.indexOf(eosText, at);

@@ -12,6 +12,7 @@ export const engineConfigSchema = z.object({
   mode: z.enum(['chat', 'token']).optional(),
   tokenizer: z.string().optional(),
   dataParallelSize: z.number().int().min(1).max(1024).optional(),
+  developerRole: z.enum(['system', 'developer']).optional(),
 }).strict();
 
 const topologySchema = z.object({ engines: z.array(engineConfigSchema).min(1) }).strict();

@@ -16,7 +16,16 @@ export interface EngineConfig {
   simulated?: boolean;
   /** vLLM/SGLang data-parallel ranks behind one URL; sessions get a sticky rank. */
   dataParallelSize?: number;
+  /**
+   * How agents' `developer` messages reach the chat template, in place (never hoisted or merged):
+   * 'system' (default; Qwen3 and most open templates know no developer role and would drop them) or
+   * 'developer' (the template handles that role). Chat mode shows the choice in the request as served.
+   */
+  developerRole?: DeveloperRole;
 }
+
+export type DeveloperRole = 'system' | 'developer';
+export const DEFAULT_DEVELOPER_ROLE: DeveloperRole = 'system';
 
 export interface EngineCallInput {
   request: CanonicalRequest;

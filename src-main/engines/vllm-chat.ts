@@ -5,7 +5,7 @@ import { isContextLengthError } from './context-room.js';
 import { engineErrorFrom, engineRequest, probeHealth, sseData } from './http.js';
 import { servedMessage, samplingFields } from './served-messages.js';
 import { matchedStopString } from './stop-sequence.js';
-import { EngineError, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineResult, type EngineRun } from './types.js';
+import { EngineError, type DeveloperRole, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineResult, type EngineRun } from './types.js';
 import { TokenAccumulator } from './token-accumulator.js';
 
 interface VllmToolCallDelta { index: number; id?: string; function?: { name?: string; arguments?: string } }
@@ -22,11 +22,11 @@ interface VllmChunk {
   usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
 }
 
-export function vllmChatBody(input: EngineCallInput, model: string): Record<string, unknown> {
+export function vllmChatBody(input: EngineCallInput, model: string, developerRole?: DeveloperRole): Record<string, unknown> {
   const req = input.request;
   return {
     model,
-    messages: req.messages.map(servedMessage),
+    messages: req.messages.map((m) => servedMessage(m, developerRole)),
     ...(req.tools?.length ? { tools: req.tools } : {}),
     ...(req.tool_choice ? { tool_choice: req.tool_choice } : {}),
     ...samplingFields(req),
@@ -51,7 +51,7 @@ export class VllmChatAdapter implements EngineAdapter {
   health(replica: string, signal?: AbortSignal): Promise<boolean> { return probeHealth(replica, signal); }
 
   async *generate(input: EngineCallInput): EngineRun {
-    let body = vllmChatBody(input, this.config.model);
+    let body = vllmChatBody(input, this.config.model, this.config.developerRole);
     const headers = input.dataParallelRank !== undefined ? { 'X-data-parallel-rank': String(input.dataParallelRank) } : undefined;
     let res = await engineRequest({ baseUrl: input.replica, path: '/v1/chat/completions', body, headers, signal: input.signal, timeouts: input.timeouts });
     if (res.statusCode !== 200) {

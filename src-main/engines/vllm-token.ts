@@ -31,7 +31,7 @@ export class VllmTokenAdapter implements EngineAdapter {
   async *generate(input: EngineCallInput): EngineRun {
     const tok = await loadTokenizer(this.config.tokenizer ?? 'builtin:qwen3');
     const req = input.request;
-    const { promptIds } = buildTokenPrompt(tok, req, input.sessionHistory);
+    const { promptIds } = buildTokenPrompt(tok, req, input.sessionHistory, this.config.developerRole);
     const body = {
       model: this.config.model,
       prompt: Array.from(promptIds),

@@ -4,6 +4,7 @@ import { anthropicCodec, encodeAnthropicCountTokens, parseAnthropicCountTokensRe
 import { DialectError, type DialectCodec } from '../core/dialects/codec.js';
 import type { SessionRecord } from '../core/types.js';
 import { loadTokenizer } from '../engines/tokenizer/index.js';
+import { DEFAULT_DEVELOPER_ROLE } from '../engines/types.js';
 import type { GatewayDeps } from './deps.js';
 import { sendDialectError } from './errors.js';
 
@@ -17,6 +18,9 @@ export async function countAnthropicTokens(deps: GatewayDeps, session: SessionRe
   }
   const engine = deps.pool.get(session.engineId ?? deps.pool.defaultEngineId ?? '');
   const tok = await loadTokenizer(engine?.config.tokenizer ?? 'builtin:qwen3');
-  const text = tok.renderChat(canonical.messages, { tools: canonical.tools, addGenerationPrompt: true, chatTemplateKwargs: canonical.chat_template_kwargs });
+  const text = tok.renderChat(canonical.messages, {
+    tools: canonical.tools, addGenerationPrompt: true, chatTemplateKwargs: canonical.chat_template_kwargs,
+    developerRole: engine?.config.developerRole ?? DEFAULT_DEVELOPER_ROLE,
+  });
   return encodeAnthropicCountTokens(tok.encode(text).length);
 }

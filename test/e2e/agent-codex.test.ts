@@ -56,6 +56,12 @@ describe(`codex ${CODEX_VERSION}`, () => {
       expect(JSON.parse(turns.call.response.message.tool_calls[0].function.arguments).cmd).toMatch(/wc -l/);
       // Codex's developer messages stay in place; its non-function tools were recorded, not offered.
       expect(turns.call.requestReceived.input.filter((i: any) => i.role === 'developer').length).toBeGreaterThan(0);
+      // ...and reach the engine as system messages (the engine's default developerRole; Qwen3's template
+      // would drop a developer role), which the request as served records in chat mode.
+      if (engine === 'sim-vllm') {
+        expect(turns.call.requestServed.messages.some((m: any) => m.role === 'developer')).toBe(false);
+        expect(turns.call.requestServed.messages.filter((m: any) => m.role === 'system').length).toBeGreaterThan(1);
+      }
       expect(turns.side).toHaveLength(0);
     });
   }

@@ -69,6 +69,28 @@ describe('loadTokenizer(builtin:qwen3)', () => {
   });
 });
 
+describe('developer messages (an explicit per-engine choice, DESIGN §3)', () => {
+  const messages = [{ role: 'system' as const, content: 'sys' }, { role: 'developer' as const, content: 'dev note' }, { role: 'user' as const, content: 'hi' }];
+  it("'system' shows them as system messages in place; 'developer' hands them to the template, which Qwen3's drops", () => {
+    const asSystem = tok.renderChat(messages, { developerRole: 'system' });
+    expect(asSystem).toContain('<|im_start|>system\nsys<|im_end|>\n<|im_start|>system\ndev note<|im_end|>\n<|im_start|>user\nhi');
+    const asDeveloper = tok.renderChat(messages, { developerRole: 'developer' });
+    expect(asDeveloper).not.toContain('dev note');
+  });
+  it('chat mode sends the chosen role, so the request as served records it', async () => {
+    const { servedMessage } = await import('../../src-main/engines/served-messages.js');
+    expect(servedMessage({ role: 'developer', content: 'x' })).toEqual({ role: 'system', content: 'x' });
+    expect(servedMessage({ role: 'developer', content: 'x' }, 'developer')).toEqual({ role: 'developer', content: 'x' });
+    expect(servedMessage({ role: 'system', content: 'x' }, 'system')).toEqual({ role: 'system', content: 'x' });
+  });
+  it('topology files take it, and only those two values', async () => {
+    const { parseTopology } = await import('../../src-main/engines/topology.js');
+    const yaml = (role: string) => `engines:\n  - id: v\n    kind: vllm\n    replicas: [http://127.0.0.1:1]\n    model: m\n    developerRole: ${role}\n`;
+    expect(parseTopology(yaml('developer'))[0]!.developerRole).toBe('developer');
+    expect(() => parseTopology(yaml('hoist'))).toThrow(/developerRole/);
+  });
+});
+
 describe('a Hugging Face model folder as the tokenizer', () => {
   it('uses chat_template.jinja when the folder has one (newer models keep the template there)', async () => {
     const { mkdtempSync, copyFileSync, readFileSync, writeFileSync } = await import('node:fs');

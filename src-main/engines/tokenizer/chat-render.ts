@@ -6,6 +6,8 @@ export interface RenderOptions {
   tools?: FunctionTool[];
   addGenerationPrompt?: boolean;
   chatTemplateKwargs?: Record<string, unknown>;
+  /** The role `developer` messages get; absent: 'system' unless the template names the developer role. */
+  developerRole?: 'system' | 'developer';
 }
 
 /** vLLM's "string" content format: text parts joined with newlines, other parts dropped. */
@@ -52,19 +54,19 @@ export function toTemplateMessages(messages: ChatMessage[], renameDeveloper: boo
 
 export class ChatTemplateRenderer {
   private readonly template: Template;
-  /** Qwen3's template silently drops unknown roles, so `developer` is shown as `system` in place. */
-  private readonly renameDeveloper: boolean;
+  /** Qwen3's template silently drops unknown roles: without an explicit choice, `developer` becomes `system` in place. */
+  private readonly templateKnowsDeveloper: boolean;
 
   constructor(source: string, private readonly specialTokens: Record<string, unknown>) {
     this.template = new Template(source);
-    this.renameDeveloper = !source.includes('developer');
+    this.templateKnowsDeveloper = source.includes('developer');
   }
 
   render(messages: ChatMessage[], opts: RenderOptions = {}): string {
     const ctx: Record<string, unknown> = {
       ...this.specialTokens,
       ...opts.chatTemplateKwargs,
-      messages: toTemplateMessages(messages, this.renameDeveloper),
+      messages: toTemplateMessages(messages, (opts.developerRole ?? (this.templateKnowsDeveloper ? 'developer' : 'system')) === 'system'),
       add_generation_prompt: opts.addGenerationPrompt ?? true,
     };
     if (opts.tools?.length) ctx.tools = opts.tools;

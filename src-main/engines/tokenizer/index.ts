@@ -1,7 +1,7 @@
 // Tokenizer + chat template of the served model (DESIGN §4 token mode). Cached per spec.
 import { TokenizerLoader } from '@lenml/tokenizers';
 import type { ChatMessage, FunctionTool } from '../../core/types.js';
-import { ChatTemplateRenderer } from './chat-render.js';
+import { ChatTemplateRenderer, type RenderOptions } from './chat-render.js';
 import { readTokenizerFiles } from './files.js';
 
 export interface ChatTokenizer {
@@ -16,10 +16,7 @@ export interface ChatTokenizer {
   pieces(ids: ArrayLike<number>): string[];
   /** True for added tokens flagged `special` (those skip_special_tokens removes). */
   isSpecial(id: number): boolean;
-  renderChat(
-    messages: ChatMessage[],
-    opts?: { tools?: FunctionTool[]; addGenerationPrompt?: boolean; chatTemplateKwargs?: Record<string, unknown> },
-  ): string;
+  renderChat(messages: ChatMessage[], opts?: RenderOptions): string;
 }
 
 export { contentToText } from './chat-render.js';
