@@ -3,6 +3,11 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { startSimEngine } from '../engines/sim/index.js';
 import { fraction, int, onSignals } from './options.js';
 
+interface SimOptions {
+  flavor: 'vllm' | 'sglang'; host: string; port: number; seed: number; skill: number; ttftMs: number; perTokenMs: number;
+  maxModelLen?: number; failureRate: number; dropRate: number; errorRate: number; nonCanonicalRate: number;
+}
+
 export function registerSim(program: Command): void {
   program.command('sim')
   .description('run one standalone simulated engine')
@@ -16,8 +21,17 @@ export function registerSim(program: Command): void {
   .option('--skill <p>', 'probability of a right answer, 0..1', fraction, 1)
   .option('--ttft-ms <ms>', 'time to first token', int('ttft-ms'), 0)
   .option('--per-token-ms <ms>', 'time per output token', int('per-token-ms'), 0)
-  .action(async (opts: { flavor: 'vllm' | 'sglang'; host: string; port: number; seed: number; skill: number; ttftMs: number; perTokenMs: number }) => {
-    const sim = await startSimEngine({ flavor: opts.flavor, host: opts.host, port: opts.port, seed: opts.seed, skill: opts.skill, ttftMs: opts.ttftMs, perTokenMs: opts.perTokenMs });
+  .option('--max-model-len <n>', 'context length (prompt + output tokens)', int('max-model-len'))
+  .option('--failure-rate <p>', 'share of calls answered with an HTTP 500, 0..1', fraction, 0)
+  .option('--drop-rate <p>', 'share of streams cut mid-answer (connection closed), 0..1', fraction, 0)
+  .option('--error-rate <p>', 'share of streams ending in an error event mid-answer, 0..1', fraction, 0)
+  .option('--non-canonical-rate <p>', 'share of tokens sampled in a non-canonical split, 0..1', fraction, 0)
+  .action(async (opts: SimOptions) => {
+    const sim = await startSimEngine({
+      flavor: opts.flavor, host: opts.host, port: opts.port, seed: opts.seed, skill: opts.skill, ttftMs: opts.ttftMs, perTokenMs: opts.perTokenMs,
+      maxModelLen: opts.maxModelLen, failureRate: opts.failureRate, midStreamDropRate: opts.dropRate, midStreamErrorRate: opts.errorRate,
+      nonCanonicalRate: opts.nonCanonicalRate,
+    });
     onSignals(sim.close);
     console.log(`listening on ${sim.url}`);
   });
