@@ -51,7 +51,10 @@ export function withCsp(headers: Record<string, string[] | string> | undefined):
   return out;
 }
 
-/** Permissions the renderer may get: only writing to the clipboard (the JSON "Copy" buttons). */
+/**
+ * Permissions the renderer may get: writing to the clipboard (the JSON "Copy" buttons) and the File System
+ * Access save dialog (Export → "Save as…" streams into the file the user picks there).
+ */
 export function isAllowedPermission(permission: string): boolean {
-  return permission === 'clipboard-sanitized-write';
+  return permission === 'clipboard-sanitized-write' || permission === 'fileSystem';
 }

@@ -42,6 +42,9 @@ interface Writer { write(chunk: Uint8Array): Promise<void> | void; close(): Prom
 
 type SavePicker = (opts: { suggestedName?: string; types?: Array<{ description: string; accept: Record<string, string[]> }> }) => Promise<{ createWritable(): Promise<Writer> }>;
 
+/** Exports assembled in memory (the plain download button) stop here; the streaming ways have no limit. */
+const MAX_IN_MEMORY_BYTES = 512 * 2 ** 20;
+
 export function ExportView({ batch: initialBatch }: { batch?: string }) {
   const batches = useBatches();
   const engines = useEngines();
@@ -107,7 +110,10 @@ export function ExportView({ batch: initialBatch }: { batch?: string }) {
         for (let i = 0; i < value.length; i++) if (value[i] === 10) lines++;
         if (head.length < 4000) head += decoder.decode(value.subarray(0, 4000), { stream: true });
         if (writer) await writer.write(value);
-        else chunks.push(value);
+        else if (bytes > MAX_IN_MEMORY_BYTES) {
+          ac.abort();
+          throw new Error(`the export is larger than ${MAX_IN_MEMORY_BYTES / 2 ** 20} MB, too large to assemble in this window: use “Save as…” or “Direct download”, which stream to disk`);
+        } else chunks.push(value);
         const now = performance.now();
         if (now - last > 100) {
           last = now;
@@ -220,6 +226,9 @@ export function ExportView({ batch: initialBatch }: { batch?: string }) {
               Save as…
             </button>
           )}
+          <a className="btn" href={url} download data-testid="export-direct" title="The browser streams the file to disk itself (constant memory, no progress here)">
+            Direct download
+          </a>
           {running && (
             <button type="button" className="btn" onClick={() => ctrl.current?.abort()}>
               Cancel

@@ -141,8 +141,9 @@ test.describe('desktop shell policy', () => {
     expect(CSP).toContain("object-src 'none'");
   });
 
-  test('permissions: clipboard writes only', () => {
+  test('permissions: clipboard writes and the save dialog only', () => {
     expect(isAllowedPermission('clipboard-sanitized-write')).toBe(true);
+    expect(isAllowedPermission('fileSystem')).toBe(true);
     for (const p of ['media', 'geolocation', 'notifications', 'openExternal', 'clipboard-read']) expect(isAllowedPermission(p)).toBe(false);
   });
 });

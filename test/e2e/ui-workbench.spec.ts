@@ -244,6 +244,11 @@ test('export JSONL through the GUI: progress, download, file lines', async ({ pa
   // The same export over the API gives the same lines.
   const direct = await (await fetch(`${server.baseUrl}/api/export?batch=${ids.sglang}&format=train&builder=prefix-merge`)).text();
   expect(direct.split('\n').filter(Boolean).length).toBe(lines.length);
+  // "Direct download": the browser streams the same file to disk itself.
+  const [streamed] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-direct').click()]);
+  const streamedFile = info.outputPath('export-direct.jsonl');
+  await streamed.saveAs(streamedFile);
+  expect(readFileSync(streamedFile, 'utf8')).toBe(direct);
   await shot(page, info, 'export-done');
   info.annotations.push({ type: 'export', description: `${lines.length} lines` });
   expect(problems).toEqual([]);
