@@ -24,7 +24,7 @@ export function engineJson(e: PoolEngine, pool: EnginePool) {
   return {
     id: e.config.id, kind: e.config.kind, model: e.config.model, mode: e.config.mode,
     tokenizer: e.config.tokenizer ?? 'builtin:qwen3', simulated: e.config.simulated ?? false,
-    paused: pool.gate.mode !== null, policyVersion: pool.policyVersion, failovers: e.failovers,
+    paused: pool.gate.mode !== null, policyVersion: pool.policyVersion, failovers: e.failovers, queued: e.queued,
     replicas: e.replicas.map((r) => ({
       url: r.url, healthy: r.healthy, inFlight: r.inFlight, engineLoad: r.engineLoad, lastCheckedAt: r.lastCheckedAt,
       ...r.stats.figures(),

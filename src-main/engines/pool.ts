@@ -31,6 +31,8 @@ export interface PoolEngine {
   replicas: ReplicaState[];
   /** Calls moved to another replica after theirs failed before the agent got a byte. */
   failovers: number;
+  /** Calls for this engine held by the pause gate right now. */
+  queued: number;
 }
 
 /** The engine stopped this call on purpose (pause with abort); recorded as `aborted`. */
@@ -98,6 +100,7 @@ export class EnginePool {
       adapter: createAdapter(config),
       replicas: config.replicas.map((url) => ({ url, healthy: true, inFlight: 0, lastCheckedAt: null, engineLoad: null, failures: 0, nextCheckAt: 0, stats: new ReplicaStats() })),
       failovers: 0,
+      queued: 0,
     });
   }
 
@@ -152,7 +155,12 @@ export class EnginePool {
     const state = { replica: '', admittedAt: null as number | null, policyVersion: this.policyVersion };
     const pool = this;
     async function* events(): AsyncGenerator<CanonicalDelta, EngineResult, void> {
-      await pool.gate.admit(input.signal);
+      engine!.queued++;
+      try {
+        await pool.gate.admit(input.signal);
+      } finally {
+        engine!.queued--;
+      }
       state.admittedAt = performance.now();
       state.policyVersion = pool.policyVersion;
       const tried = new Set<string>();

@@ -9,6 +9,7 @@ export interface ReplicaFigures {
   p50LatencyMs: number | null;
   p99LatencyMs: number | null;
   p50TtftMs: number | null;
+  p99TtftMs: number | null;
   errors: number;
   completed: number;
 }
@@ -39,6 +40,7 @@ export class ReplicaStats {
       p50LatencyMs: percentile(lat, 50),
       p99LatencyMs: percentile(lat, 99),
       p50TtftMs: percentile(ttft, 50),
+      p99TtftMs: percentile(ttft, 99),
       errors: this.samples.filter((s) => !s.ok).length,
       completed: this.completed,
     };

@@ -63,6 +63,7 @@ export interface Replica {
   p50LatencyMs?: number | null;
   p99LatencyMs?: number | null;
   p50TtftMs?: number | null;
+  p99TtftMs?: number | null;
   errors?: number;
   completed?: number;
 }
@@ -77,6 +78,8 @@ export interface Engine {
   paused: boolean;
   policyVersion?: number;
   failovers?: number;
+  /** Calls for this engine held by a pause right now. */
+  queued?: number;
   replicas: Replica[];
 }
 

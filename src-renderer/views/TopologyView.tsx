@@ -433,7 +433,7 @@ function EngineCard({ e, selected, onEdit, onRemoved }: { e: Engine; selected: b
         <dd className="mono">{e.tokenizer ?? '—'}</dd>
         <dt>Replicas</dt>
         <dd>
-          {healthy}/{e.replicas.length} healthy{e.failovers ? ` · ${e.failovers} failovers` : ''}
+          {healthy}/{e.replicas.length} healthy{e.failovers ? ` · ${e.failovers} failovers` : ''}{e.queued ? ` · ${e.queued} queued by the pause` : ''}
         </dd>
         <dt>Policy</dt>
         <dd className="mono">v{e.policyVersion ?? poolVersion ?? '—'}</dd>
@@ -446,7 +446,7 @@ function EngineCard({ e, selected, onEdit, onRemoved }: { e: Engine; selected: b
             <th className="num">In flight</th>
             <th className="num">tok/s</th>
             <th className="num">p50 / p99</th>
-            <th className="num">TTFT p50</th>
+            <th className="num">TTFT p50 / p99</th>
             <th className="num">Done / err</th>
           </tr>
         </thead>
@@ -466,7 +466,9 @@ function EngineCard({ e, selected, onEdit, onRemoved }: { e: Engine; selected: b
               <td className="num">
                 {formatMs(r.p50LatencyMs ?? null)} / {formatMs(r.p99LatencyMs ?? null)}
               </td>
-              <td className="num">{formatMs(r.p50TtftMs ?? null)}</td>
+              <td className="num">
+                {formatMs(r.p50TtftMs ?? null)} / {formatMs(r.p99TtftMs ?? null)}
+              </td>
               <td className="num">
                 {formatInt(r.completed ?? null)} / {formatInt(r.errors ?? null)}
               </td>

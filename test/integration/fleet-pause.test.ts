@@ -37,9 +37,11 @@ describe('pause for weight sync', () => {
     const during = await app.api('/api/engines');
     expect(during.pause.mode).toBe('queue');
     expect(during.pause.queued).toBe(8);
+    expect(during.engines[0].queued).toBe(8);
     expect(during.engines[0].replicas[0].inFlight).toBe(0);
     const resumed = await post('/api/engines/resume', {});
     expect(resumed.released).toBe(8);
+    expect((await app.api('/api/engines')).engines[0].queued).toBe(0);
     await new Promise((r) => setTimeout(r, 200));
     stop = true;
     const statuses = (await Promise.all(agents)).flat();
