@@ -1,6 +1,7 @@
 // Control API for the renderer and trainers (DESIGN §11). JSON, camelCase.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { withTraceRewards } from '../core/export/session-traces.js';
 import type { EnginePool } from '../engines/pool.js';
 import type { RolloutManager } from '../rollouts/manager.js';
 import type { Store } from '../store/index.js';
@@ -32,11 +33,6 @@ const finishBody = z.object({
    */
   traceRewards: z.record(z.string().min(1), z.number().finite().nullable()).optional(),
 }).strict();
-
-/** The record id inside a response id the agent saw (`chatcmpl-<id>`, `msg_<id>`, `resp_<id>`); other keys as given. */
-function completionIdOf(key: string): string {
-  return /^(chatcmpl-|msg_|resp_)[0-9a-f]{24}$/.test(key) ? key.slice(key.indexOf(key.startsWith('chatcmpl-') ? '-' : '_') + 1) : key;
-}
 
 function badRequest(message: string) {
   return { error: { message, type: 'invalid_request_error' } };
@@ -84,11 +80,8 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
     if (!session) return reply.code(404).send({ error: { message: 'session not found', type: 'not_found_error' } });
     const parsed = finishBody.safeParse(req.body ?? {});
     if (!parsed.success) return reply.code(400).send(badRequest(parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')));
-    const traceRewards = parsed.data.traceRewards;
-    const metadata = traceRewards
-      ? { ...session.metadata, traceRewards: { ...(session.metadata.traceRewards as Record<string, unknown> | undefined), ...Object.fromEntries(Object.entries(traceRewards).map(([k, v]) => [completionIdOf(k), v])) } }
-      : undefined;
-    await store.writer.updateSession(id, { status: 'finished', reward: parsed.data.reward ?? session.reward, finishedAt: Date.now(), ...(metadata ? { metadata } : {}) });
+    const metadata = withTraceRewards(session.metadata, parsed.data.traceRewards);
+    await store.writer.updateSession(id, { status: 'finished', reward: parsed.data.reward ?? session.reward, finishedAt: Date.now(), metadata });
     events.emit({ type: 'session', id, status: 'finished' });
     return store.sessions.getSummary(id)!;
   });

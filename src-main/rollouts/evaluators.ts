@@ -116,6 +116,15 @@ function processFailure(r: ProcessResult): string | null {
   return null;
 }
 
+/** `{"traceRewards": {<trace, completion or response id>: number | null}}` in a reward file, when present and well formed. */
+function traceRewardsIn(value: unknown): { traceRewards?: Record<string, number | null> } {
+  const raw = value && typeof value === 'object' ? (value as Record<string, unknown>).traceRewards : undefined;
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return {};
+  const out: Record<string, number | null> = {};
+  for (const [k, v] of Object.entries(raw as Record<string, unknown>)) if (v === null || (typeof v === 'number' && Number.isFinite(v))) out[k] = v;
+  return Object.keys(out).length ? { traceRewards: out } : {};
+}
+
 export async function evaluate(spec: EvaluatorSpec | null, ctx: EvaluateContext): Promise<EvaluatorVerdict> {
   if (!spec) return { type: 'none', reward: null, output: 'the task has no expected answer and no check' };
   try {
@@ -175,9 +184,10 @@ export async function evaluate(spec: EvaluatorSpec | null, ctx: EvaluateContext)
         }
         const key = spec.key ?? 'reward';
         const reward = typeof value === 'number' ? value : value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
-        if (typeof reward === 'boolean') return { type: 'json', reward: reward ? 1 : 0, output };
+        const traceRewards = traceRewardsIn(value);
+        if (typeof reward === 'boolean') return { type: 'json', reward: reward ? 1 : 0, output, ...traceRewards };
         if (typeof reward !== 'number' || !Number.isFinite(reward)) return { type: 'json', reward: 0, output, error: `reward file has no numeric "${key}"` };
-        return { type: 'json', reward, output };
+        return { type: 'json', reward, output, ...traceRewards };
       }
     }
   } catch (e) {

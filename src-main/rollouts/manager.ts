@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { withTraceRewards } from '../core/export/session-traces.js';
 import type { SessionRecord } from '../core/types.js';
 import type { EnginePool } from '../engines/pool.js';
 import type { EventBus } from '../api/events.js';
@@ -412,11 +413,12 @@ export class RolloutManager {
     this.tally(b, status, reward);
     await store.writer.updateSession(session.id, {
       status, reward, finishedAt: Date.now(),
-      metadata: {
-        ...metadata, outcome, exitCode: result.exitCode, durationMs: result.durationMs,
+      // Built on the stored metadata: per-trace rewards the agent reported during the run are kept.
+      metadata: withTraceRewards({
+        ...(current?.metadata ?? metadata), outcome, exitCode: result.exitCode, durationMs: result.durationMs,
         evaluator: { type: verdict.type, reward: verdict.reward, ...(verdict.error ? { error: verdict.error } : {}) },
         ...(agentError ? { error: agentError } : {}),
-      },
+      }, verdict.traceRewards),
     });
     events.emit({ type: 'session', id: session.id, status });
     this.cleanup(b, dirsRoot);

@@ -37,6 +37,8 @@ export interface EvaluatorVerdict {
   /** What the evaluator saw or printed (bounded). */
   output?: string;
   error?: string;
+  /** Per-trace rewards the evaluator gave (keys as in `metadata.traceRewards`). */
+  traceRewards?: Record<string, number | null>;
 }
 
 export interface SessionRunRecord {

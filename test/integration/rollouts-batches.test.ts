@@ -106,6 +106,24 @@ describe('command harness', () => {
     expect(existsSync(join(app.dataDir, 'runs', by('ok').sessionId))).toBe(false);
   });
 
+  it('keeps per-trace rewards the agent reported during the run and adds the evaluator\'s', async () => {
+    const agent = [
+      // The agent reports one trace's reward itself, through the control API of the Rollgate it talks to.
+      `node -e "const base = process.env.OPENAI_BASE_URL.replace(/\\/s\\/.*$/, ''); fetch(base + '/api/sessions/' + process.env.ROLLGATE_SESSION_ID + '/finish', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ traceRewards: { 'chatcmpl-aaaaaaaaaaaaaaaaaaaaaaaa': 1 } }) }).then((r) => process.exit(r.ok ? 0 : 9))"`,
+      `echo '{"reward": 0.75, "traceRewards": {"chatcmpl-bbbbbbbbbbbbbbbbbbbbbbbb": 0}}' > reward.json`,
+    ].join('\n');
+    const { id } = await post('/api/batches', {
+      tasks: [{ id: 'per-trace', prompt: 'p', files: { 'agent.sh': agent }, check: { type: 'json' } }],
+      harness: 'command', command: 'sh ./agent.sh', n: 1, timeoutMs: 20_000,
+    });
+    const view = await poll(id);
+    const s = sample(view, 'per-trace');
+    expect(s).toMatchObject({ status: 'finished', outcome: 'ok', reward: 0.75 });
+    const session = await app.api(`/api/sessions/${s.sessionId}`);
+    expect(session.metadata.traceRewards).toEqual({ 'chatcmpl-aaaaaaaaaaaaaaaaaaaaaaaa': 1, 'chatcmpl-bbbbbbbbbbbbbbbbbbbbbbbb': 0 });
+    expect(session.metadata.evaluator).toMatchObject({ type: 'json', reward: 0.75 });
+  });
+
   it('never runs more agents at once than the concurrency limit', async () => {
     const log = join(mkdtempSync(join(tmpdir(), 'rollgate-conc-')), 'log');
     const tasks = Array.from({ length: 8 }, (_, i) => ({ id: `t${i}`, prompt: 'p' }));

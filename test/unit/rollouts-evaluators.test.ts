@@ -101,6 +101,8 @@ describe('evaluate', () => {
     expect(await evaluate({ type: 'json', path: 'missing.json' }, c)).toMatchObject({ reward: 0, error: 'no reward file missing.json' });
     writeFileSync(join(c.workDir, 'bad.json'), '{not json');
     expect(await evaluate({ type: 'json', path: 'bad.json' }, c)).toMatchObject({ reward: 0, error: expect.stringMatching(/not JSON/) });
+    writeFileSync(join(c.workDir, 'tr.json'), '{"reward": 0.5, "traceRewards": {"chatcmpl-0123456789abcdef01234567": 1, "t2": null, "bad": "x"}}');
+    expect(await evaluate({ type: 'json', path: 'tr.json' }, c)).toEqual(expect.objectContaining({ reward: 0.5, traceRewards: { 'chatcmpl-0123456789abcdef01234567': 1, t2: null } }));
     writeFileSync(join(c.workDir, 'str.json'), '{"reward": "high"}');
     expect(await evaluate({ type: 'json', path: 'str.json' }, c)).toMatchObject({ reward: 0, error: 'reward file has no numeric "reward"' });
   });

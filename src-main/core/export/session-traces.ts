@@ -33,21 +33,35 @@ export interface SessionTracesResult {
 
 export type SessionBuildOptions = Pick<BuildOptions, 'retries' | 'onPolicyChange'>;
 
+/** The record id inside a response id an agent saw (`chatcmpl-<id>`, `msg_<id>`, `resp_<id>`); other keys as given. */
+export function completionIdOf(key: string): string {
+  const m = /^(?:chatcmpl-|msg_|resp_)([0-9a-f]{24})$/.exec(key);
+  return m ? m[1]! : key;
+}
+
 /**
- * Per-trace rewards: `session.metadata.traceRewards`, an object whose keys are trace ids or completion ids
- * and whose values are numbers (or null). A trace takes the entry of its own id, else of its last
- * completion, else of its other completions (latest first). Completion-id keys work for every builder
- * (trace ids depend on the builder). Traces without an entry fall back to the session's outcome reward.
+ * Per-trace rewards: `session.metadata.traceRewards`, an object whose keys are trace ids, completion ids or
+ * the response ids the agent saw, and whose values are numbers (or null). A trace takes the entry of its
+ * own id, else of its last completion, else of its other completions (latest first). Completion-id keys
+ * work for every builder (trace ids depend on the builder). Traces without an entry fall back to the
+ * session's outcome reward.
  */
 export function traceRewardsOf(session: Pick<SessionInfo, 'metadata'>): Map<string, number | null> | null {
   const raw = session.metadata?.traceRewards;
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return null;
   const out = new Map<string, number | null>();
   for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
-    if (v === null) out.set(k, null);
-    else if (typeof v === 'number' && Number.isFinite(v)) out.set(k, v);
+    if (v === null) out.set(completionIdOf(k), null);
+    else if (typeof v === 'number' && Number.isFinite(v)) out.set(completionIdOf(k), v);
   }
   return out;
+}
+
+/** Session metadata with more per-trace rewards merged in (later entries win). */
+export function withTraceRewards(metadata: Record<string, unknown>, more: Record<string, number | null> | undefined): Record<string, unknown> {
+  if (!more || !Object.keys(more).length) return metadata;
+  const had = metadata.traceRewards && typeof metadata.traceRewards === 'object' ? metadata.traceRewards as Record<string, unknown> : {};
+  return { ...metadata, traceRewards: { ...had, ...more } };
 }
 
 export function rewardOf(trace: Pick<Trace, 'id' | 'completionIds'>, session: Pick<SessionInfo, 'reward' | 'metadata'>,
