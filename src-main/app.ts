@@ -16,7 +16,7 @@ import type { EngineConfig } from './engines/types.js';
 import { sendDialectError } from './gateway/errors.js';
 import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
 import { SessionTurnCache } from './gateway/session-cache.js';
-import { requireLoopbackHost } from './loopback-host.js';
+import { guardLoopback } from './loopback-host.js';
 import { RolloutManager, type RolloutManagerOptions } from './rollouts/manager.js';
 import { openStore, POLICY_VERSION_SETTING, type Store } from './store/index.js';
 
@@ -32,6 +32,8 @@ export interface AppConfig {
   engines?: EngineConfig[];
   /** Required when binding a non-loopback host. */
   controlToken?: string;
+  /** On a loopback bind: more Host names to answer (port forwarders, host.docker.internal); loopback names always. */
+  allowedHosts?: string[];
   bodyLimitBytes?: number;
   /**
    * Engine calls: how long to wait for response headers, and for anything between body chunks, before the
@@ -99,7 +101,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     closers.push(() => rollouts.close());
     let baseUrl = '';
     installErrorHandler(server);
-    if (LOOPBACK.has(host)) requireLoopbackHost(server);
+    if (LOOPBACK.has(host)) guardLoopback(server, config.allowedHosts);
     if (config.controlToken) await requireControlToken(server, config.controlToken);
     await registerControlApi(server, { store, pool, events, baseUrl: () => baseUrl, rollouts });
     await registerGateway(server, { store, pool, events, turns: new SessionTurnCache(), maxConcurrentPerSession: config.maxConcurrentPerSession });

@@ -1,22 +1,52 @@
-// On a loopback bind, only requests addressed to a loopback name are answered. A web page could otherwise
-// reach Rollgate through DNS rebinding (its own hostname re-pointed at 127.0.0.1) and drive the
-// unauthenticated loopback control API, e.g. launch a `command` batch. Browsers always send the Host
-// they resolved, so that name is what gets checked.
-import type { FastifyInstance } from 'fastify';
+// On a loopback bind the control API has no token, so only the local user's own tools may drive it:
+//  - requests must be addressed to a loopback name (or one the operator allowed): a web page could
+//    otherwise reach Rollgate through DNS rebinding (its own hostname re-pointed at 127.0.0.1);
+//  - state-changing control calls from a browser page of another origin are refused: a page can send
+//    a "simple" cross-origin POST (no preflight) to 127.0.0.1, e.g. to pause the engines or launch a
+//    `command` batch. Browsers say where a request comes from (Origin, Sec-Fetch-Site); agents and
+//    trainers send neither.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sendDialectError } from './gateway/errors.js';
 import { gatewayErrorCodec } from './gateway/routes.js';
 
-export function isLoopbackHostHeader(host: string | undefined): boolean {
-  if (host === undefined) return true; // HTTP/1.0 clients; browsers always send Host
-  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d*$/, '');
-  const lower = name.toLowerCase();
-  return lower === 'localhost' || lower.endsWith('.localhost') || lower === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(lower);
+function hostName(host: string): string {
+  return (host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d*$/, '')).toLowerCase();
 }
 
-export function requireLoopbackHost(server: FastifyInstance): void {
+function isLoopbackName(name: string): boolean {
+  return name === 'localhost' || name.endsWith('.localhost') || name === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
+}
+
+export function isLoopbackHostHeader(host: string | undefined, allowed: readonly string[] = []): boolean {
+  if (host === undefined) return true; // HTTP/1.0 clients; browsers always send Host
+  const name = hostName(host);
+  return isLoopbackName(name) || allowed.some((a) => a.toLowerCase() === name);
+}
+
+/** A browser request from a page of another site (Origin of a non-allowed host, or Sec-Fetch-Site says so). */
+export function isCrossSiteBrowserRequest(req: Pick<FastifyRequest, 'headers'>, allowed: readonly string[] = []): boolean {
+  if (req.headers['sec-fetch-site'] === 'cross-site') return true;
+  const origin = req.headers.origin;
+  if (origin === undefined) return false;
+  if (origin === 'null') return true; // sandboxed frames, file: pages
+  try {
+    return !isLoopbackHostHeader(new URL(origin).host, allowed);
+  } catch {
+    return true;
+  }
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export function guardLoopback(server: FastifyInstance, allowedHosts: readonly string[] = []): void {
   server.addHook('onRequest', async (req, reply) => {
-    if (isLoopbackHostHeader(req.headers.host)) return;
-    const message = `Rollgate is bound to loopback and answers only requests addressed to localhost or 127.0.0.1 (Host: ${JSON.stringify(req.headers.host).slice(0, 120)})`;
+    let message: string | null = null;
+    if (!isLoopbackHostHeader(req.headers.host, allowedHosts)) {
+      message = `Rollgate is bound to loopback and answers only requests addressed to localhost or 127.0.0.1 (Host: ${JSON.stringify(req.headers.host).slice(0, 120)}); allow another name with --allowed-host`;
+    } else if (req.url.startsWith('/api/') && !SAFE_METHODS.has(req.method) && isCrossSiteBrowserRequest(req, allowedHosts)) {
+      message = `control API calls from a page of another site are refused (Origin: ${JSON.stringify(req.headers.origin ?? null).slice(0, 120)})`;
+    }
+    if (message === null) return;
     const codec = gatewayErrorCodec(req);
     if (codec) return sendDialectError(reply, codec, 403, message);
     return reply.code(403).send({ error: { message, type: 'permission_error' } });

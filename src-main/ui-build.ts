@@ -9,7 +9,12 @@ export async function ensureUiBuilt(uiDir: string, repoRoot: string): Promise<vo
   if (!existsSync(config)) return; // not a source checkout: the server says the UI is missing
   console.log('Building the workbench UI (first run)…');
   const t0 = Date.now();
-  const vite = await import('vite');
-  await vite.build({ configFile: config, logLevel: 'warn', build: { outDir: uiDir, emptyOutDir: true } });
-  console.log(`UI built in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  try {
+    const vite = await import('vite');
+    await vite.build({ configFile: config, logLevel: 'warn', build: { outDir: uiDir, emptyOutDir: true } });
+    console.log(`UI built in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  } catch (err) {
+    // No dev dependencies or a read-only folder: serve the API anyway; the root page says the UI is missing.
+    console.warn(`rollgate: could not build the UI (${(err as Error).message.split('\n')[0]}); serving the API without it`);
+  }
 }

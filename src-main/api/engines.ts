@@ -23,6 +23,8 @@ function issues(err: z.ZodError): string {
 export function engineJson(e: PoolEngine, pool: EnginePool) {
   return {
     id: e.config.id, kind: e.config.kind, model: e.config.model, mode: e.config.mode,
+    ...(e.config.developerRole ? { developerRole: e.config.developerRole } : {}),
+    ...(e.config.dataParallelSize ? { dataParallelSize: e.config.dataParallelSize } : {}),
     tokenizer: e.config.tokenizer ?? 'builtin:qwen3', simulated: e.config.simulated ?? false,
     paused: pool.gate.mode !== null, policyVersion: pool.policyVersion, failovers: e.failovers, queued: e.queued,
     replicas: e.replicas.map((r) => ({

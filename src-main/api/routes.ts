@@ -76,6 +76,9 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
 
   app.post('/api/sessions/:id/finish', async (req, reply) => {
     const id = (req.params as { id: string }).id;
+    // Commit queued writes now (synchronously: an earlier finish of this session among them), then read,
+    // merge and queue the update with no await in between, so concurrent finishes cannot drop each other.
+    void store.writer.flush();
     const session = store.sessions.get(id);
     if (!session) return reply.code(404).send({ error: { message: 'session not found', type: 'not_found_error' } });
     const parsed = finishBody.safeParse(req.body ?? {});

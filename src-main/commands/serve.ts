@@ -10,7 +10,7 @@ import { int, onSignals, positive } from './options.js';
 
 interface ServeOptions {
   host: string; port: number; dataDir?: string; topology?: string; sim: boolean; controlToken?: string; open?: boolean;
-  engineTimeout: number; engineIdleTimeout: number; maxBodyMb: number; maxConcurrentPerSession: number;
+  engineTimeout: number; engineIdleTimeout: number; maxBodyMb: number; maxConcurrentPerSession: number; allowedHost: string[];
 }
 
 export function registerServe(program: Command): void {
@@ -26,6 +26,7 @@ export function registerServe(program: Command): void {
   .option('--engine-idle-timeout <seconds>', 'how long an engine stream may stay silent mid-answer (error after)', positive('--engine-idle-timeout'), 300)
   .option('--max-body-mb <mb>', 'largest agent request body accepted (413 above)', positive('--max-body-mb'), 32)
   .option('--max-concurrent-per-session <n>', 'agent calls one session may have in flight (429 above)', positive('--max-concurrent-per-session'), 64)
+  .option('--allowed-host <name...>', 'on loopback, also answer requests addressed to these host names (port forwarders)', (process.env.ROLLGATE_ALLOWED_HOSTS ?? '').split(',').filter(Boolean))
   .option('--open', 'open the UI in a browser once ready')
   .action(async (opts: ServeOptions) => {
     const engines = opts.topology ? loadTopology(opts.topology) : [];
@@ -35,6 +36,7 @@ export function registerServe(program: Command): void {
       engineTimeouts: { headersMs: opts.engineTimeout * 1000, bodyMs: opts.engineIdleTimeout * 1000 },
       bodyLimitBytes: Math.round(opts.maxBodyMb * 1024 * 1024),
       maxConcurrentPerSession: Math.max(1, Math.floor(opts.maxConcurrentPerSession)),
+      allowedHosts: opts.allowedHost,
     });
     onSignals(app.close);
     console.log(`Rollgate listening on ${app.url}`);

@@ -88,7 +88,7 @@ export class EnginePool {
   private healthTimer: NodeJS.Timeout | null = null;
   private healthIntervalMs = 5000;
 
-  constructor(configs: EngineConfig[], private readonly timeouts: EngineTimeouts = DEFAULT_ENGINE_TIMEOUTS) {
+  constructor(configs: EngineConfig[], readonly timeouts: EngineTimeouts = DEFAULT_ENGINE_TIMEOUTS) {
     for (const config of configs) this.add(config);
   }
 

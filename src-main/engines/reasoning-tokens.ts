@@ -20,8 +20,9 @@ async function thinkEndId(tokenizerSpec: string): Promise<number | undefined> {
   return id;
 }
 
+/** Without a single-token think end in the engine's tokenizer, a reasoning count stays unknown (absent). */
 export async function usageWithReasoning(result: EngineResult, tokenizerSpec: string): Promise<Usage> {
-  const hasReasoning = Boolean(result.reasoning);
-  const reasoning = hasReasoning ? countReasoningTokens(result.outputIds, await thinkEndId(tokenizerSpec), true) : 0;
-  return { ...result.usage, reasoning_tokens: reasoning };
+  if (!result.reasoning) return { ...result.usage, reasoning_tokens: 0 };
+  const id = await thinkEndId(tokenizerSpec);
+  return id === undefined ? result.usage : { ...result.usage, reasoning_tokens: countReasoningTokens(result.outputIds, id, true) };
 }

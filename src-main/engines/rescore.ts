@@ -8,7 +8,7 @@
 // - SGLang: POST /generate {input_ids, sampling_params: {max_new_tokens: 0}, return_logprob: true,
 //   logprob_start_len: 0}. `meta_info.input_token_logprobs[j]` = [logprob|null, id, text|null] for
 //   position j. An engine that refuses max_new_tokens 0 is asked again with 1.
-import { engineErrorFrom, engineRequest } from './http.js';
+import { engineErrorFrom, engineRequest, type EngineTimeouts } from './http.js';
 import { EngineError, type EngineConfig } from './types.js';
 
 export interface ScoreTokensInput {
@@ -16,7 +16,9 @@ export interface ScoreTokensInput {
   replica: string;
   ids: ArrayLike<number>;
   signal?: AbortSignal;
+  /** One limit for this call; otherwise `timeouts` (the pool's engine timeouts), else the defaults. */
   timeoutMs?: number;
+  timeouts?: EngineTimeouts;
 }
 
 export interface ScoreTokensResult {
@@ -93,7 +95,7 @@ export function parseSglangInputLogprobs(json: unknown, ids: ArrayLike<number>, 
 }
 
 async function postJson(input: ScoreTokensInput, path: string, body: unknown): Promise<{ status: number; json?: unknown; error?: EngineError }> {
-  const res = await engineRequest({ baseUrl: input.replica, path, body, signal: input.signal, timeoutMs: input.timeoutMs });
+  const res = await engineRequest({ baseUrl: input.replica, path, body, signal: input.signal, timeoutMs: input.timeoutMs, timeouts: input.timeouts });
   if (res.statusCode >= 400) return { status: res.statusCode, error: await engineErrorFrom(res) };
   const text = await res.body.text();
   try {
@@ -130,6 +132,8 @@ export async function scoreTokens(input: ScoreTokensInput): Promise<ScoreTokensR
 export interface ScorePool {
   get(id: string): { config: EngineConfig; replicas: Array<{ url: string; healthy: boolean; inFlight: number }> } | undefined;
   gate?: { admit(signal?: AbortSignal): Promise<void> };
+  /** The timeouts generation calls to these engines use. */
+  readonly timeouts?: EngineTimeouts;
 }
 
 /**
@@ -149,7 +153,7 @@ export async function scoreOnPool(
   for (const replica of order) {
     replica.inFlight++;
     try {
-      const r = await scoreTokens({ engine: engine.config, replica: replica.url, ids, signal: opts.signal, timeoutMs: opts.timeoutMs });
+      const r = await scoreTokens({ engine: engine.config, replica: replica.url, ids, signal: opts.signal, timeoutMs: opts.timeoutMs, timeouts: pool.timeouts });
       return { ...r, replica: replica.url };
     } catch (err) {
       last = err;

@@ -327,6 +327,11 @@ export class RolloutManager {
     const batchId = b.record.id;
     const groupId = `${batchId}:${task.id}`;
     const metadata: Record<string, unknown> = { groupId, sampleIndex, batchId, dataset: b.record.spec.dataset, ...(task.metadata ? { task: task.metadata } : {}) };
+    /** The session's metadata as stored now: what the agent reported during its run (per-trace rewards) included. */
+    const storedMetadata = (): Record<string, unknown> => {
+      void store.writer.flush(); // commits synchronously
+      return store.sessions.get(session.id)?.metadata ?? metadata;
+    };
     const session = newSession({ engineId: b.engineId, harness: b.harness.name, taskId: task.id, batchId, metadata });
     await store.writer.putSession(session);
     track.sessionId = session.id;
@@ -382,7 +387,7 @@ export class RolloutManager {
       store.runs.update(session.id, { ...common, status: 'done', outcome, error: 'cancelled', finishedAt: Date.now() });
       track.ended = true;
       this.tally(b, 'interrupted', null);
-      await store.writer.updateSession(session.id, { status: 'interrupted', finishedAt: Date.now(), metadata: { ...metadata, outcome } });
+      await store.writer.updateSession(session.id, { status: 'interrupted', finishedAt: Date.now(), metadata: { ...storedMetadata(), outcome } });
       events.emit({ type: 'session', id: session.id, status: 'interrupted' });
       this.cleanup(b, dirsRoot);
       return;
@@ -398,13 +403,14 @@ export class RolloutManager {
       store.runs.update(session.id, { ...common, status: 'done', outcome: 'cancelled', evaluator: verdict, error: 'cancelled', finishedAt: Date.now() });
       track.ended = true;
       this.tally(b, 'interrupted', null);
-      await store.writer.updateSession(session.id, { status: 'interrupted', finishedAt: Date.now(), metadata: { ...metadata, outcome: 'cancelled' } });
+      await store.writer.updateSession(session.id, { status: 'interrupted', finishedAt: Date.now(), metadata: { ...storedMetadata(), outcome: 'cancelled' } });
       events.emit({ type: 'session', id: session.id, status: 'interrupted' });
       this.cleanup(b, dirsRoot);
       return;
     }
 
     // No evaluator: keep a reward the agent reported itself (POST /api/sessions/:id/finish).
+    void store.writer.flush(); // commits synchronously: per-trace rewards the agent just posted are read below
     const current: SessionRecord | null = store.sessions.get(session.id);
     const reward = verdict.reward ?? current?.reward ?? null;
     const status = outcome === 'ok' && !verdict.error ? 'finished' : 'failed';

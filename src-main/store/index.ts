@@ -62,7 +62,11 @@ export function openStore(opts: OpenStoreOptions): Store {
     if (String(mode).toLowerCase() !== 'wal') throw new Error(`could not enable WAL (journal_mode=${mode})`);
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
-    migrate(db);
+    // Freed pages are zeroed: removed content (the plaintext session keys migration 4 drops) leaves no trace.
+    db.pragma('secure_delete = ON');
+    const applied = migrate(db);
+    // ...and no old page image stays behind in the WAL either.
+    if (applied.includes(4)) db.pragma('wal_checkpoint(TRUNCATE)');
   } catch (e) {
     db.close();
     throw e;

@@ -116,10 +116,13 @@ export const api = {
     for (let offset = 0; ; offset += SESSIONS_PAGE) {
       const page = await getJson<Partial<SessionsResponse>>(`/api/sessions${qs({ batch: opts.batch, limit: SESSIONS_PAGE, offset: offset || undefined })}`, signal);
       const rows = page.sessions ?? [];
+      const before = byId.size;
       // A session created between two pages shifts the offsets: a row may come twice, never be lost twice.
       for (const s of rows) byId.set(s.id, s);
       const total = page.total ?? byId.size;
-      if (rows.length < SESSIONS_PAGE || byId.size >= Math.min(total, upTo)) return { sessions: [...byId.values()], total: Math.max(total, byId.size) };
+      // A page with nothing new (a server that ignores offset) ends the walk too.
+      const done = rows.length < SESSIONS_PAGE || byId.size >= Math.min(total, upTo) || byId.size === before;
+      if (done) return { sessions: [...byId.values()], total: Math.max(total, byId.size) };
     }
   },
   session: async (id: string, signal?: AbortSignal): Promise<SessionSummary> => {

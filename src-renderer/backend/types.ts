@@ -74,6 +74,8 @@ export interface Engine {
   model: string;
   mode: string;
   tokenizer?: string;
+  developerRole?: 'system' | 'developer';
+  dataParallelSize?: number;
   simulated: boolean;
   paused: boolean;
   policyVersion?: number;
@@ -99,6 +101,8 @@ export interface EngineSpec {
   model: string;
   mode: 'chat' | 'token';
   tokenizer?: string;
+  developerRole?: 'system' | 'developer';
+  dataParallelSize?: number;
 }
 
 // ---- rollouts ----

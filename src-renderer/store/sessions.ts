@@ -17,6 +17,8 @@ interface SessionsState extends Resource<SessionSummary[]> {
 }
 
 let inflight: AbortController | null = null;
+/** A quiet refresh asked for while one runs: fetch once more when it ends (restarting could starve it). */
+let again = false;
 
 export const useSessions = create<SessionsState>((set, get) => ({
   ...emptyResource<SessionSummary[]>(),
@@ -27,7 +29,12 @@ export const useSessions = create<SessionsState>((set, get) => ({
     set({ selectedId });
   },
   async fetch({ quiet = false } = {}) {
+    if (quiet && inflight) {
+      again = true;
+      return;
+    }
     inflight?.abort();
+    again = false;
     const ctrl = new AbortController();
     inflight = ctrl;
     const first = get().data === null;
@@ -40,7 +47,13 @@ export const useSessions = create<SessionsState>((set, get) => ({
       if (isAbort(err)) return;
       set({ loading: false, refreshing: false, error: errorText(err) });
     } finally {
-      if (inflight === ctrl) inflight = null;
+      if (inflight === ctrl) {
+        inflight = null;
+        if (again) {
+          again = false;
+          void get().fetch({ quiet: true });
+        }
+      }
     }
   },
   async loadMore() {

@@ -293,6 +293,9 @@ function EngineForm({ initial, onDone, onCancel }: { initial?: Engine; onDone: (
     model: initial?.model ?? 'Qwen/Qwen3-8B',
     tokenizer: initial?.tokenizer ?? 'builtin:qwen3',
     replicas: initial?.replicas.map((r) => r.url) ?? [],
+    // Settings the form does not show are sent back as they were (PUT replaces the whole config).
+    ...(initial?.developerRole ? { developerRole: initial.developerRole } : {}),
+    ...(initial?.dataParallelSize ? { dataParallelSize: initial.dataParallelSize } : {}),
   }));
   const [replicas, setReplicas] = useState((initial?.replicas.map((r) => r.url) ?? []).join('\n'));
   const [busy, setBusy] = useState(false);

@@ -120,7 +120,8 @@ describe('command harness', () => {
     const s = sample(view, 'per-trace');
     expect(s).toMatchObject({ status: 'finished', outcome: 'ok', reward: 0.75 });
     const session = await app.api(`/api/sessions/${s.sessionId}`);
-    expect(session.metadata.traceRewards).toEqual({ 'chatcmpl-aaaaaaaaaaaaaaaaaaaaaaaa': 1, 'chatcmpl-bbbbbbbbbbbbbbbbbbbbbbbb': 0 });
+    // Stored under the completion ids inside the response ids.
+    expect(session.metadata.traceRewards).toEqual({ aaaaaaaaaaaaaaaaaaaaaaaa: 1, bbbbbbbbbbbbbbbbbbbbbbbb: 0 });
     expect(session.metadata.evaluator).toMatchObject({ type: 'json', reward: 0.75 });
   });
 

@@ -63,6 +63,31 @@ describe('binding and the control token', () => {
     expect(JSON.parse(anthropic.body)).toMatchObject({ type: 'error', error: { type: 'permission_error' } });
   });
 
+  it('on loopback, refuses state-changing control calls from pages of other sites (CSRF), and allows named hosts', async () => {
+    const app = await createApp({ host: '127.0.0.1', port: 0, dataDir: dir(), sim: false, allowedHosts: ['devbox.internal'] });
+    apps.push(app);
+    const port = Number(new URL(app.url).port);
+    const send = (path: string, method: string, headers: Record<string, string>) => new Promise<number>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port, path, method, headers: { 'content-type': 'text/plain', ...headers } }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)); });
+      req.on('error', reject);
+      req.end(method === 'GET' ? undefined : '{}');
+    });
+    // What a page on another site can send without a preflight: a text/plain POST.
+    expect(await send('/api/engines/pause', 'POST', { origin: 'https://evil.example' })).toBe(403);
+    expect(await send('/api/engines/pause', 'POST', { 'sec-fetch-site': 'cross-site' })).toBe(403);
+    expect(await send('/api/sessions', 'POST', { origin: 'null' })).toBe(403);
+    expect((await json(await fetch(`${app.url}/api/engines`))).body.pause.mode).toBeNull();
+    // The workbench itself (same origin), a dev server on localhost, and tools without Origin are fine.
+    expect(await send('/api/engines/resume', 'POST', { origin: app.url, 'sec-fetch-site': 'same-origin', 'content-type': 'application/json' })).toBe(200);
+    expect(await send('/api/engines/resume', 'POST', { origin: 'http://localhost:5173', 'content-type': 'application/json' })).toBe(200);
+    expect(await send('/api/engines/resume', 'POST', { 'content-type': 'application/json' })).toBe(200);
+    // Reading stays open to GETs (a cross-origin page cannot read the answer without CORS).
+    expect(await send('/api/health', 'GET', { origin: 'https://evil.example' })).toBe(200);
+    // A host name the operator allowed (a port forwarder) is answered.
+    expect(await send('/api/health', 'GET', { host: `devbox.internal:${port}` })).toBe(200);
+    expect(await send('/api/health', 'GET', { host: `other.internal:${port}` })).toBe(403);
+  });
+
   describe('with a control token (bound to 127.0.0.2, which Rollgate treats as non-loopback)', () => {
     const token = 'ctl-' + 'x'.repeat(20) + Math.random().toString(36).slice(2);
     let app: App;

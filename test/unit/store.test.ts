@@ -110,6 +110,10 @@ describe('openStore', () => {
     const s = mk();
     expect((s.db.prepare('PRAGMA table_info(sessions)').all() as Array<{ name: string }>).map((c) => c.name)).not.toContain('key');
     expect(s.sessions.getByKey(key)?.id).toBe('ses_old');
+    // Not on disk any more: neither in the database file's pages nor in the WAL.
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const files = readdirSync(dir).filter((f) => f.startsWith('rollgate.sqlite'));
+    for (const f of files) expect(readFileSync(join(dir, f)).indexOf(key), f).toBe(-1);
   });
 
   it('applies a newly appended migration once', () => {

@@ -60,8 +60,15 @@ export function traceRewardsOf(session: Pick<SessionInfo, 'metadata'>): Map<stri
 /** Session metadata with more per-trace rewards merged in (later entries win). */
 export function withTraceRewards(metadata: Record<string, unknown>, more: Record<string, number | null> | undefined): Record<string, unknown> {
   if (!more || !Object.keys(more).length) return metadata;
+  const merged: Record<string, unknown> = {};
   const had = metadata.traceRewards && typeof metadata.traceRewards === 'object' ? metadata.traceRewards as Record<string, unknown> : {};
-  return { ...metadata, traceRewards: { ...had, ...more } };
+  // Keys are stored resolved, so `X` and `chatcmpl-X` are one entry and the latest value wins.
+  for (const [k, v] of [...Object.entries(had), ...Object.entries(more)]) {
+    const key = completionIdOf(k);
+    delete merged[key];
+    merged[key] = v;
+  }
+  return { ...metadata, traceRewards: merged };
 }
 
 export function rewardOf(trace: Pick<Trace, 'id' | 'completionIds'>, session: Pick<SessionInfo, 'reward' | 'metadata'>,
