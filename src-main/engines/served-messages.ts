@@ -8,24 +8,23 @@ export function servedMessage(m: ChatMessage, developerRole: DeveloperRole = DEF
   return reasoning ? { ...rest, reasoning } : rest;
 }
 
-/** Sampling fields shared by every OpenAI-compatible engine body. */
+/** vLLM chat mode's sampling fields: the limit, the shared sampler settings, the seed. */
 export function samplingFields(req: CanonicalRequest): Record<string, unknown> {
   return {
     ...(req.max_tokens !== undefined ? { max_tokens: req.max_tokens } : {}),
-    ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-    ...(req.top_p !== undefined ? { top_p: req.top_p } : {}),
-    ...(req.top_k !== undefined ? { top_k: req.top_k } : {}),
-    ...penaltyFields(req),
-    ...(req.stop ? { stop: req.stop } : {}),
+    ...samplerFields(req),
     ...(req.seed !== undefined ? { seed: req.seed } : {}),
   };
 }
 
-/** min_p and the penalties: the same names in vLLM's request bodies and SGLang's sampling_params. */
-export function penaltyFields(req: CanonicalRequest): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const k of ['min_p', 'presence_penalty', 'frequency_penalty', 'repetition_penalty'] as const) {
-    if (req[k] !== undefined) out[k] = req[k];
-  }
+const SAMPLER_KEYS = ['temperature', 'top_p', 'top_k', 'min_p', 'presence_penalty', 'frequency_penalty', 'repetition_penalty', 'stop'] as const;
+
+/**
+ * The sampler settings the agent gave, under the names vLLM's request bodies and SGLang's sampling_params
+ * both use (the token limit and the seed are named differently, so callers add those).
+ */
+export function samplerFields(req: CanonicalRequest): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of SAMPLER_KEYS) if (req[k] !== undefined) out[k] = req[k];
   return out;
 }

@@ -2,7 +2,7 @@
 // the template, calls native /generate with input_ids and parses reasoning and tool calls itself.
 import { contextLength, fitMaxTokens } from './context-room.js';
 import { engineErrorFrom, engineRequest, probeHealth, sseData } from './http.js';
-import { penaltyFields } from './served-messages.js';
+import { samplerFields } from './served-messages.js';
 import { matchedStopString } from './stop-sequence.js';
 import { buildTokenPrompt } from './token-prompt.js';
 import { loadTokenizer } from './tokenizer/index.js';
@@ -41,11 +41,7 @@ export class SglangTokenAdapter implements EngineAdapter {
       input_ids: Array.from(promptIds),
       sampling_params: {
         max_new_tokens: fitMaxTokens(req.max_tokens ?? DEFAULT_MAX_NEW_TOKENS, promptIds.length, await contextLength(input.replica, input.signal)),
-        ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-        ...(req.top_p !== undefined ? { top_p: req.top_p } : {}),
-        ...(req.top_k !== undefined ? { top_k: req.top_k } : {}),
-        ...penaltyFields(req),
-        ...(req.stop ? { stop: req.stop } : {}),
+        ...samplerFields(req),
         ...(req.seed !== undefined ? { sampling_seed: req.seed } : {}),
         stop_token_ids: [tok.eosTokenId],
         skip_special_tokens: true,

@@ -2,7 +2,7 @@
 // so a session's earlier sampled ids are reused verbatim; output is parsed like SGLang's token mode.
 import { contextLength, fitMaxTokens } from './context-room.js';
 import { engineErrorFrom, engineRequest, probeHealth, sseData } from './http.js';
-import { penaltyFields } from './served-messages.js';
+import { samplerFields } from './served-messages.js';
 import { matchedStopString } from './stop-sequence.js';
 import { buildTokenPrompt } from './token-prompt.js';
 import { TokenAccumulator } from './token-accumulator.js';
@@ -36,11 +36,7 @@ export class VllmTokenAdapter implements EngineAdapter {
       model: this.config.model,
       prompt: Array.from(promptIds),
       max_tokens: fitMaxTokens(req.max_tokens ?? DEFAULT_MAX_NEW_TOKENS, promptIds.length, await contextLength(input.replica, input.signal)),
-      ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-      ...(req.top_p !== undefined ? { top_p: req.top_p } : {}),
-      ...(req.top_k !== undefined ? { top_k: req.top_k } : {}),
-      ...penaltyFields(req),
-      ...(req.stop ? { stop: req.stop } : {}),
+      ...samplerFields(req),
       ...(req.seed !== undefined ? { seed: req.seed } : {}),
       logprobs: 0,
       return_token_ids: true,

@@ -327,10 +327,10 @@ export class RolloutManager {
     const batchId = b.record.id;
     const groupId = `${batchId}:${task.id}`;
     const metadata: Record<string, unknown> = { groupId, sampleIndex, batchId, dataset: b.record.spec.dataset, ...(task.metadata ? { task: task.metadata } : {}) };
-    /** The session's metadata as stored now: what the agent reported during its run (per-trace rewards) included. */
-    const storedMetadata = (): Record<string, unknown> => {
-      void store.writer.flush(); // commits synchronously
-      return store.sessions.get(session.id)?.metadata ?? metadata;
+    /** The session as stored now, queued writes committed (synchronously): what the agent reported during its run included. */
+    const stored = (): SessionRecord | null => {
+      void store.writer.flush();
+      return store.sessions.get(session.id);
     };
     const session = newSession({ engineId: b.engineId, harness: b.harness.name, taskId: task.id, batchId, metadata });
     await store.writer.putSession(session);
@@ -387,7 +387,7 @@ export class RolloutManager {
       store.runs.update(session.id, { ...common, status: 'done', outcome, error: 'cancelled', finishedAt: Date.now() });
       track.ended = true;
       this.tally(b, 'interrupted', null);
-      await store.writer.updateSession(session.id, { status: 'interrupted', finishedAt: Date.now(), metadata: { ...storedMetadata(), outcome } });
+      await store.writer.updateSession(session.id, { status: 'interrupted', finishedAt: Date.now(), metadata: { ...(stored()?.metadata ?? metadata), outcome } });
       events.emit({ type: 'session', id: session.id, status: 'interrupted' });
       this.cleanup(b, dirsRoot);
       return;
@@ -403,15 +403,14 @@ export class RolloutManager {
       store.runs.update(session.id, { ...common, status: 'done', outcome: 'cancelled', evaluator: verdict, error: 'cancelled', finishedAt: Date.now() });
       track.ended = true;
       this.tally(b, 'interrupted', null);
-      await store.writer.updateSession(session.id, { status: 'interrupted', finishedAt: Date.now(), metadata: { ...storedMetadata(), outcome: 'cancelled' } });
+      await store.writer.updateSession(session.id, { status: 'interrupted', finishedAt: Date.now(), metadata: { ...(stored()?.metadata ?? metadata), outcome: 'cancelled' } });
       events.emit({ type: 'session', id: session.id, status: 'interrupted' });
       this.cleanup(b, dirsRoot);
       return;
     }
 
     // No evaluator: keep a reward the agent reported itself (POST /api/sessions/:id/finish).
-    void store.writer.flush(); // commits synchronously: per-trace rewards the agent just posted are read below
-    const current: SessionRecord | null = store.sessions.get(session.id);
+    const current = stored();
     const reward = verdict.reward ?? current?.reward ?? null;
     const status = outcome === 'ok' && !verdict.error ? 'finished' : 'failed';
     store.runs.update(session.id, { ...common, status: 'done', outcome, evaluator: verdict, error: agentError, finishedAt: Date.now() });
