@@ -20,6 +20,7 @@ export { StoreWriter, type PutCompletionOptions, type WriterOptions, type Writer
 export { MIGRATIONS, migrate, type Migration } from './migrations.js';
 export { POLICY_VERSION_SETTING } from './settings.js';
 export { int32ToBlob, blobToInt32, float32ToBlob, blobToFloat32 } from './token-blobs.js';
+export { promptIdsOf } from './rows.js';
 
 export const DB_FILENAME = 'rollgate.sqlite';
 const BUSY_TIMEOUT_MS = 5000;
@@ -67,6 +68,8 @@ export function openStore(opts: OpenStoreOptions): Store {
     const applied = migrate(db);
     // ...and no old page image stays behind in the WAL either.
     if (applied.includes(4)) db.pragma('wal_checkpoint(TRUNCATE)');
+    // Converting to delta storage (6) freed most of the completions' pages: give them back to the disk.
+    if (applied.includes(6) && (db.prepare('SELECT COUNT(*) FROM completions').pluck().get() as number) > 0) db.exec('VACUUM');
   } catch (e) {
     db.close();
     throw e;
