@@ -1,4 +1,4 @@
-// Schema 6 conversion: rewrites every completion stored in full (schema ≤ 5) into delta form, one session
+// Schema 7 conversion: rewrites every completion stored in full (schema ≤ 5) into delta form, one session
 // at a time, in seq order. Each rewritten row is decoded again and compared with the original before it is
 // written; a row that would not read back identically stays in full (nothing is ever lost to a conversion).
 import type Database from 'better-sqlite3';

@@ -7,6 +7,7 @@ import { EnginesRepo } from './engine-configs.js';
 import { SettingsRepo } from './settings.js';
 import { CompletionsRepo } from './completions.js';
 import { migrate } from './migrations.js';
+import { RescoresRepo } from './rescores.js';
 import { SessionsRepo } from './sessions.js';
 import { StoreWriter, type WriterOptions } from './writer.js';
 
@@ -15,6 +16,7 @@ export {
   BatchesRepo, SessionRunsRepo, type BatchRecord, type BatchPatch, type BatchStatus, type BatchCallbackState,
   type SessionRunRecord, type SessionRunPatch, type RunStatus, type RunOutcome, type EvaluatorVerdict,
 } from './batches.js';
+export { RescoresRepo, type RescoreRecord, type RescoreTraceRecord, type RescoreSummaryJson } from './rescores.js';
 export { SessionsRepo, type SessionListFilter, type SessionPatch, type SessionSummary } from './sessions.js';
 export { StoreWriter, type PutCompletionOptions, type WriterOptions, type WriterStats } from './writer.js';
 export { MIGRATIONS, migrate, type Migration } from './migrations.js';
@@ -44,6 +46,8 @@ export interface Store {
   readonly engines: EnginesRepo<{ id: string }>;
   /** Named values that survive restarts (the policy version). */
   readonly settings: SettingsRepo;
+  /** Stored cross-engine re-scoring results (DESIGN §8). */
+  readonly rescores: RescoresRepo;
   readonly writer: StoreWriter;
   /** Flushes the writer, then closes the database. Idempotent. */
   close(): Promise<void>;
@@ -68,8 +72,8 @@ export function openStore(opts: OpenStoreOptions): Store {
     const applied = migrate(db);
     // ...and no old page image stays behind in the WAL either.
     if (applied.includes(4)) db.pragma('wal_checkpoint(TRUNCATE)');
-    // Converting to delta storage (6) freed most of the completions' pages: give them back to the disk.
-    if (applied.includes(6) && (db.prepare('SELECT COUNT(*) FROM completions').pluck().get() as number) > 0) db.exec('VACUUM');
+    // Converting to delta storage (7) freed most of the completions' pages: give them back to the disk.
+    if (applied.includes(7) && (db.prepare('SELECT COUNT(*) FROM completions').pluck().get() as number) > 0) db.exec('VACUUM');
   } catch (e) {
     db.close();
     throw e;
@@ -87,6 +91,7 @@ export function openStore(opts: OpenStoreOptions): Store {
   const engines = new EnginesRepo<{ id: string }>(db);
   const runs = new SessionRunsRepo(db);
   const settings = new SettingsRepo(db);
+  const rescores = new RescoresRepo(db);
   const writer = new StoreWriter(db, sessions, completions, opts);
   completions.pending = writer;
 
@@ -99,6 +104,7 @@ export function openStore(opts: OpenStoreOptions): Store {
     batches,
     engines,
     settings,
+    rescores,
     runs,
     writer,
     close() {

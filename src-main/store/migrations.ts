@@ -2,6 +2,7 @@
 // (and mirrored into PRAGMA user_version). Never edit a shipped step; append a new one.
 import type Database from 'better-sqlite3';
 import { convertToDeltas } from './delta-migration.js';
+import { RESCORES_MIGRATION } from './rescores.js';
 
 export interface Migration {
   version: number;
@@ -142,8 +143,9 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  RESCORES_MIGRATION,
   {
-    version: 6,
+    version: 7,
     name: 'completion-deltas',
     sql: `
       -- Delta storage (store/README.md): a row may be stored against an earlier completion of its session.

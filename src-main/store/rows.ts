@@ -51,7 +51,7 @@ export interface CompletionRow {
   body_hash: string | null;
   n_prompt: number;
   n_output: number;
-  /** Delta storage: the completion this row is stored against (schema 6; null = stored in full). */
+  /** Delta storage: the completion this row is stored against (schema 7; null = stored in full). */
   parent_id: string | null;
   /** Leading prompt ids taken from the parent's tip (prompt ids ++ output ids); prompt_ids holds the rest. */
   prompt_base: number;

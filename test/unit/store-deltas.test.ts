@@ -119,12 +119,12 @@ describe('delta storage', () => {
   });
 });
 
-describe('migration to delta storage (schema 5 → 6)', () => {
+describe('migration to delta storage (schema 5 → 7)', () => {
   it('opens a store written by schema 5, converts it, and every completion reads back byte-identical', async () => {
     cpSync(join(FIXTURES, 'store-v5', 'rollgate.sqlite'), join(dir, 'rollgate.sqlite'));
     const expected = (await import('../fixtures/store-v5/expected.json', { with: { type: 'json' } })).default as Array<Record<string, unknown>>;
     const s = mk();
-    expect(s.db.pragma('user_version', { simple: true })).toBeGreaterThanOrEqual(6);
+    expect(s.db.pragma('user_version', { simple: true })).toBeGreaterThanOrEqual(7);
     const bySession = new Map<string, unknown[]>();
     for (const e of expected) bySession.set(e.sessionId as string, [...(bySession.get(e.sessionId as string) ?? []), e]);
     for (const [sid, want] of bySession) {
