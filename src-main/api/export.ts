@@ -3,7 +3,10 @@
 // with backpressure; only one session's records are held at once. Shared by `GET /api/export` and
 // `rollgate export` (which runs on the data folder directly, no server).
 //
-//   GET /api/export?batch=&engine=&session=&format=train|sft&builder=prefix-merge|per-request&minReward=&maxReward=&messages=1
+//   GET /api/export?batch=&engine=&session=&format=train|sft&builder=prefix-merge|per-request&minReward=&maxReward=&messages=1&includeMasked=1
+//
+// Traces masked by custody (DESIGN §9: they include or depend on an incomplete call) are left out unless
+// includeMasked=1; the count goes to the progress (the CLI prints it; GET /api/capture-health has the figures).
 //
 // format=train: one DESIGN §8 row per trace (snake_case; `messages` only with messages=1).
 // format=sft: one row per distinct conversation: each trace's canonical conversation (ending with its last
@@ -35,6 +38,8 @@ export interface ExportOptions {
   maxReward?: number;
   /** Train rows: include the canonical conversation as `messages`. */
   messages?: boolean;
+  /** Keep traces masked by custody (left out by default; counted in the progress either way). */
+  includeMasked?: boolean;
 }
 
 /** What the export reads: the store's repositories fit. */
@@ -56,10 +61,13 @@ export interface ExportProgress {
   noConversation: number;
   /** SFT: traces whose conversation is a prefix of a longer one of the same session (folded into it). */
   folded: number;
+  /** Traces masked by custody (incomplete calls, no attributable reward): left out unless includeMasked. */
+  masked: number;
+  maskReasons: Record<string, number>;
 }
 
 export function newProgress(): ExportProgress {
-  return { sessions: 0, completions: 0, traces: 0, rows: 0, bytes: 0, filtered: 0, noConversation: 0, folded: 0 };
+  return { sessions: 0, completions: 0, traces: 0, rows: 0, bytes: 0, filtered: 0, noConversation: 0, folded: 0, masked: 0, maskReasons: {} };
 }
 
 /** Consecutive records of the same session (the input is ordered by session). */
@@ -92,6 +100,12 @@ export function* exportLines(source: ExportSource, opts: ExportOptions = {}, pro
     const sft: Array<{ id: string; reward: number | null; messages: ChatMessage[]; tools?: FunctionTool[]; st: SessionTrace }> = [];
     for (const st of built.traces) {
       progress.traces++;
+      if (st.trace.masked) {
+        progress.masked++;
+        const why = st.trace.maskReason ?? 'masked';
+        progress.maskReasons[why] = (progress.maskReasons[why] ?? 0) + 1;
+        if (!opts.includeMasked) continue;
+      }
       if (!rewardInRange(st.trace.reward, opts.minReward, opts.maxReward)) {
         progress.filtered++;
         continue;
@@ -181,6 +195,7 @@ const exportQuery = z.object({
   minReward: num.optional(),
   maxReward: num.optional(),
   messages: z.enum(['0', '1', 'true', 'false']).optional(),
+  includeMasked: z.enum(['0', '1', 'true', 'false']).optional(),
 });
 
 export function parseExportQuery(query: unknown): { ok: true; opts: ExportOptions } | { ok: false; message: string } {
@@ -193,6 +208,7 @@ export function parseExportQuery(query: unknown): { ok: true; opts: ExportOption
     opts: {
       format: d.format, builder: d.builder, batchId: d.batch, engineId: d.engine, sessionId: d.session,
       minReward: d.minReward, maxReward: d.maxReward, messages: d.messages === '1' || d.messages === 'true',
+      includeMasked: d.includeMasked === '1' || d.includeMasked === 'true',
     },
   };
 }

@@ -5,7 +5,7 @@ import { fraction, int, onSignals } from './options.js';
 
 interface SimOptions {
   flavor: 'vllm' | 'sglang'; host: string; port: number; seed: number; skill: number; ttftMs: number; perTokenMs: number;
-  maxModelLen?: number; failureRate: number; dropRate: number; errorRate: number; nonCanonicalRate: number;
+  maxModelLen?: number; failureRate: number; dropRate: number; errorRate: number; nonCanonicalRate: number; missingIdsRate: number; shortLogprobsRate: number;
 }
 
 export function registerSim(program: Command): void {
@@ -26,10 +26,12 @@ export function registerSim(program: Command): void {
   .option('--drop-rate <p>', 'share of streams cut mid-answer (connection closed), 0..1', fraction, 0)
   .option('--error-rate <p>', 'share of streams ending in an error event mid-answer, 0..1', fraction, 0)
   .option('--non-canonical-rate <p>', 'share of tokens sampled in a non-canonical split, 0..1', fraction, 0)
+  .option('--missing-ids-rate <p>', 'vLLM chat: share of answers reporting no prompt ids (capture fault), 0..1', fraction, 0)
+  .option('--short-logprobs-rate <p>', 'vLLM chat: share of answers missing their last logprob (capture fault), 0..1', fraction, 0)
   .action(async (opts: SimOptions) => {
     const sim = await startSimEngine({
       flavor: opts.flavor, host: opts.host, port: opts.port, seed: opts.seed, skill: opts.skill, ttftMs: opts.ttftMs, perTokenMs: opts.perTokenMs,
-      maxModelLen: opts.maxModelLen, failureRate: opts.failureRate, midStreamDropRate: opts.dropRate, midStreamErrorRate: opts.errorRate,
+      maxModelLen: opts.maxModelLen, failureRate: opts.failureRate, midStreamDropRate: opts.dropRate, midStreamErrorRate: opts.errorRate, missingIdsRate: opts.missingIdsRate, shortLogprobsRate: opts.shortLogprobsRate,
       nonCanonicalRate: opts.nonCanonicalRate,
     });
     onSignals(sim.close);

@@ -33,6 +33,9 @@ export interface TrainRow {
   loss_mask: number[];
   response_logprobs: number[];
   reward: number | null;
+  /** Custody (DESIGN §9): a masked trace includes or depends on an incomplete call; kept only on request. */
+  masked: boolean;
+  mask_reason: string | null;
   messages?: ChatMessage[];
   metadata: Record<string, unknown>;
 }
@@ -80,6 +83,8 @@ export function toTrainRow(trace: Trace, ctx: TraceContext = {}): TrainRow {
     loss_mask: trace.lossMask,
     response_logprobs: trace.responseLogprobs,
     reward: trace.reward,
+    masked: trace.masked === true,
+    mask_reason: trace.maskReason ?? null,
     metadata: traceMetadata(trace, ctx),
   };
   if (ctx.messages) row.messages = ctx.messages;
