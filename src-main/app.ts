@@ -10,7 +10,9 @@ import { registerControlApi } from './api/index.js';
 import { EventBus } from './api/events.js';
 import { closeEnginePools, DEFAULT_ENGINE_TIMEOUTS, type EngineTimeouts } from './engines/http.js';
 import { EnginePool } from './engines/pool.js';
-import { startSimEngine } from './engines/sim/index.js';
+import { getFamily } from './core/families/index.js';
+import { SIM_MODELS, startSimEngine } from './engines/sim/index.js';
+import { checkTokenFormat } from './engines/token-format.js';
 import { parseEngineConfig } from './engines/topology.js';
 import type { EngineConfig } from './engines/types.js';
 import { sendDialectError } from './gateway/errors.js';
@@ -29,6 +31,8 @@ export interface AppConfig {
   simSeed?: number;
   /** Probability that the sim policy answers right (default 0.8, so demo rewards vary). */
   simSkill?: number;
+  /** The model family the embedded sim engines speak (core/families). Default qwen3. */
+  simFamily?: string;
   engines?: EngineConfig[];
   /** Required when binding a non-loopback host. */
   controlToken?: string;
@@ -80,11 +84,18 @@ export async function createApp(config: AppConfig): Promise<App> {
     if (config.sim) {
       for (const flavor of ['vllm', 'sglang'] as const) {
         // Agents ask for up to 32k output tokens; serve the sim like Qwen3 with YaRN (128k context).
-        const sim = await startSimEngine({ flavor, seed: config.simSeed ?? 7, skill: config.simSkill, model: SIM_MODEL, maxModelLen: 131072 });
+        const family = config.simFamily ? getFamily(config.simFamily) : undefined;
+        const model = family ? SIM_MODELS[family.name]! : SIM_MODEL;
+        const sim = await startSimEngine({ flavor, seed: config.simSeed ?? 7, skill: config.simSkill, model, family: family?.name, maxModelLen: 131072 });
         closers.push(() => sim.close());
-        engines.push({ id: `sim-${flavor}`, kind: flavor, replicas: [sim.url], model: SIM_MODEL, mode: flavor === 'vllm' ? 'chat' : 'token', tokenizer: 'builtin:qwen3', simulated: true });
+        engines.push({
+          id: `sim-${flavor}`, kind: flavor, replicas: [sim.url], model, mode: flavor === 'vllm' ? 'chat' : 'token',
+          tokenizer: family?.defaultTokenizer ?? 'builtin:qwen3', ...(family ? { family: family.name } : {}), simulated: true,
+        });
       }
     }
+    // A topology whose tokenizer is missing or does not match its family fails here, naming the field.
+    for (const e of config.engines ?? []) await checkTokenFormat(e).catch((err: Error) => { throw new Error(`engine ${e.id}: ${err.message}`); });
     engines.push(...(config.engines ?? []));
     engines.push(...storedEngines(store, new Set(engines.map((e) => e.id))));
     // Every engine, also those added later through the API, gets the same timeouts.

@@ -2,15 +2,18 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { z } from 'zod';
+import { FAMILY_NAMES } from '../core/families/index.js';
+import { driverFor, ENGINE_KINDS } from './drivers/index.js';
 import type { EngineConfig } from './types.js';
 
 export const engineConfigSchema = z.object({
   id: z.string().regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, dot, dash or underscore'),
-  kind: z.enum(['vllm', 'sglang']),
+  kind: z.enum(ENGINE_KINDS),
   replicas: z.array(z.url()).min(1),
   model: z.string().min(1),
   mode: z.enum(['chat', 'token']).optional(),
   tokenizer: z.string().optional(),
+  family: z.enum(FAMILY_NAMES).optional(),
   dataParallelSize: z.number().int().min(1).max(1024).optional(),
   developerRole: z.enum(['system', 'developer']).optional(),
 }).strict();
@@ -25,7 +28,7 @@ export function parseEngineConfig(value: unknown, source = 'engine'): EngineConf
     throw new Error(`${source}: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
   }
   const e = result.data;
-  return { ...e, mode: e.mode ?? (e.kind === 'sglang' ? 'token' : 'chat') };
+  return { ...e, mode: e.mode ?? driverFor(e.kind).defaultMode };
 }
 
 export function parseTopology(text: string, source = 'topology'): EngineConfig[] {
@@ -40,7 +43,7 @@ export function parseTopology(text: string, source = 'topology'): EngineConfig[]
   return result.data.engines.map((e) => {
     if (ids.has(e.id)) throw new Error(`${source}: duplicate engine id ${e.id}`);
     ids.add(e.id);
-    return { ...e, mode: e.mode ?? (e.kind === 'sglang' ? 'token' : 'chat') };
+    return { ...e, mode: e.mode ?? driverFor(e.kind).defaultMode };
   });
 }
 
