@@ -60,6 +60,12 @@ export interface App {
 }
 
 export const SIM_MODEL = 'Qwen/Qwen3-8B';
+export const SIM_FLAVORS = ['vllm', 'sglang'] as const;
+
+/** An embedded sim engine (ids `sim-vllm`, `sim-sglang`, DESIGN §11). */
+export function simEngineConfig(flavor: (typeof SIM_FLAVORS)[number], url: string): EngineConfig {
+  return { id: `sim-${flavor}`, kind: flavor, replicas: [url], model: SIM_MODEL, mode: flavor === 'vllm' ? 'chat' : 'token', tokenizer: 'builtin:qwen3', simulated: true };
+}
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 const here = dirname(fileURLToPath(import.meta.url));
 export const DEFAULT_UI_DIR = resolve(here, '..', 'dist-renderer');
@@ -78,11 +84,11 @@ export async function createApp(config: AppConfig): Promise<App> {
 
     const engines: EngineConfig[] = [];
     if (config.sim) {
-      for (const flavor of ['vllm', 'sglang'] as const) {
+      for (const flavor of SIM_FLAVORS) {
         // Agents ask for up to 32k output tokens; serve the sim like Qwen3 with YaRN (128k context).
         const sim = await startSimEngine({ flavor, seed: config.simSeed ?? 7, skill: config.simSkill, model: SIM_MODEL, maxModelLen: 131072 });
         closers.push(() => sim.close());
-        engines.push({ id: `sim-${flavor}`, kind: flavor, replicas: [sim.url], model: SIM_MODEL, mode: flavor === 'vllm' ? 'chat' : 'token', tokenizer: 'builtin:qwen3', simulated: true });
+        engines.push(simEngineConfig(flavor, sim.url));
       }
     }
     engines.push(...(config.engines ?? []));

@@ -15,6 +15,7 @@ import { mergeRescoreStats, type RescoreStats } from '../core/trajectory/rescore
 import { BUILDERS } from '../core/trajectory/index.js';
 import type { BuilderName } from '../core/trajectory/types.js';
 import { scoreOnPool } from '../engines/rescore.js';
+import { engineTokenText, tokenTextsOf } from '../engines/token-text.js';
 import { EnginePausedError } from '../engines/pause-gate.js';
 import type { ApiDeps } from './routes.js';
 
@@ -100,7 +101,8 @@ export async function registerTraces(app: FastifyInstance, deps: ApiDeps): Promi
     const q = buildQuery.safeParse(req.query ?? {});
     if (!q.success) return reply.code(400).send(error('invalid_request_error', issues(q.error)));
     const records = store.completions.listBySession(id);
-    const built = buildSessionTraces(q.data.builder, session, records, { retries: q.data.retries, onPolicyChange: q.data.onPolicyChange });
+    const tokenText = await engineTokenText(session.engineId ? pool.get(session.engineId)?.config : undefined);
+    const built = buildSessionTraces(q.data.builder, session, records, { retries: q.data.retries, onPolicyChange: q.data.onPolicyChange, tokenText });
     return {
       sessionId: id,
       builder: q.data.builder,
@@ -141,10 +143,11 @@ export async function registerTraces(app: FastifyInstance, deps: ApiDeps): Promi
       events.emit({ type: 'rescore', id: b.progressId, sessions: sessionIds.length, sessionsRead: progress.sessionsRead, tracesDone: progress.tracesDone, tokens: progress.tokens, done });
     };
     // Sessions are read and built one at a time, as the workers need more traces.
+    const tokenTextFor = await tokenTextsOf(pool.list().map((e) => e.config));
     function* jobs(): Generator<Job> {
       for (const sid of sessionIds) {
         const session = store.sessions.get(sid);
-        const built = buildSessionTraces(b.builder, session, store.completions.listBySession(sid));
+        const built = buildSessionTraces(b.builder, session, store.completions.listBySession(sid), { tokenText: session?.engineId ? tokenTextFor(session.engineId) : undefined });
         progress.sessionsRead++;
         for (const st of built.traces) yield { st, order: order++ };
       }

@@ -1,0 +1,33 @@
+// The text of one token id for each engine, for trace building (chat-mode re-renders, core/trajectory/
+// rerender.ts): the engine's configured tokenizer, else the built-in Qwen3 one for a Qwen3 model. An
+// engine whose tokenizer cannot be loaded gets none (its traces then merge only on exact prompts).
+import type { EngineConfig } from './types.js';
+import { loadTokenizer } from './tokenizer/index.js';
+
+export type TokenText = (id: number) => string;
+export type TokenTextFor = (engineId: string) => TokenText | undefined;
+
+export function tokenizerSpecOf(e: Pick<EngineConfig, 'tokenizer' | 'model'>): string | undefined {
+  if (e.tokenizer) return e.tokenizer;
+  return /qwen3/i.test(e.model) ? 'builtin:qwen3' : undefined;
+}
+
+export async function engineTokenText(engine: Pick<EngineConfig, 'tokenizer' | 'model'> | undefined): Promise<TokenText | undefined> {
+  const spec = engine ? tokenizerSpecOf(engine) : undefined;
+  if (!spec) return undefined;
+  try {
+    const tok = await loadTokenizer(spec);
+    return (id) => tok.tokenText(id);
+  } catch {
+    return undefined; // no tokenizer files: exact merging only
+  }
+}
+
+export async function tokenTextsOf(engines: ReadonlyArray<Pick<EngineConfig, 'id' | 'tokenizer' | 'model'>>): Promise<TokenTextFor> {
+  const out = new Map<string, TokenText>();
+  await Promise.all(engines.map(async (e) => {
+    const t = await engineTokenText(e);
+    if (t) out.set(e.id, t);
+  }));
+  return (id) => out.get(id);
+}
