@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
 import { registerControlApi } from './api/index.js';
+import { EngineTokenTexts } from './engines/token-text.js';
 import { EventBus } from './api/events.js';
 import { closeEnginePools, DEFAULT_ENGINE_TIMEOUTS, type EngineTimeouts } from './engines/http.js';
 import { EnginePool } from './engines/pool.js';
@@ -109,7 +110,9 @@ export async function createApp(config: AppConfig): Promise<App> {
     installErrorHandler(server);
     if (LOOPBACK.has(host)) guardLoopback(server, config.allowedHosts);
     if (config.controlToken) await requireControlToken(server, config.controlToken);
-    await registerControlApi(server, { store, pool, events, baseUrl: () => baseUrl, rollouts });
+    const tokenTexts = new EngineTokenTexts();
+    await tokenTexts.load(engines);
+    await registerControlApi(server, { store, pool, events, baseUrl: () => baseUrl, rollouts, tokenTexts });
     await registerGateway(server, { store, pool, events, turns: new SessionTurnCache(), maxConcurrentPerSession: config.maxConcurrentPerSession });
     await registerUi(server, config.uiDir ?? DEFAULT_UI_DIR);
 

@@ -11,7 +11,7 @@ import { chunked, EXPORT_FORMATS, exportLines, type ExportSource, newProgress, w
 import { BUILDERS } from '../core/trajectory/index.js';
 import type { BuilderName } from '../core/trajectory/types.js';
 import { defaultDataDir } from '../data-dir.js';
-import { tokenTextsOf } from '../engines/token-text.js';
+import { EngineTokenTexts } from '../engines/token-text.js';
 import { loadTopology, parseEngineConfig } from '../engines/topology.js';
 import { userPath } from './options.js';
 import { DB_FILENAME, openStore } from '../store/index.js';
@@ -66,7 +66,9 @@ export async function runExport(opts: ExportCommandOptions, io: { stdout: NodeJS
   const progress = newProgress();
   const engines = [...SIM_FLAVORS.map((f) => simEngineConfig(f, '')), ...(opts.topology ? loadTopology(userPath(opts.topology)) : []),
     ...store.engines.list().flatMap((e) => { try { return [parseEngineConfig(e.config)]; } catch { return []; } })];
-  const source: ExportSource = { sessions: store.sessions, completions: store.completions, tokenTextFor: await tokenTextsOf(engines) };
+  const tokenTexts = new EngineTokenTexts();
+  await tokenTexts.load(engines);
+  const source: ExportSource = { sessions: store.sessions, completions: store.completions, tokenTexts };
   const exportOpts: ExportOptions = {
     format: opts.format, builder: opts.builder, batchId: opts.batch, engineId: opts.engine, sessionId: opts.session,
     minReward: opts.minReward, maxReward: opts.maxReward, messages: opts.messages,

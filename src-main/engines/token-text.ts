@@ -5,7 +5,6 @@ import type { EngineConfig } from './types.js';
 import { loadTokenizer } from './tokenizer/index.js';
 
 export type TokenText = (id: number) => string;
-export type TokenTextFor = (engineId: string) => TokenText | undefined;
 
 export function tokenizerSpecOf(e: Pick<EngineConfig, 'tokenizer' | 'model'>): string | undefined {
   if (e.tokenizer) return e.tokenizer;
@@ -23,11 +22,22 @@ export async function engineTokenText(engine: Pick<EngineConfig, 'tokenizer' | '
   }
 }
 
-export async function tokenTextsOf(engines: ReadonlyArray<Pick<EngineConfig, 'id' | 'tokenizer' | 'model'>>): Promise<TokenTextFor> {
-  const out = new Map<string, TokenText>();
-  await Promise.all(engines.map(async (e) => {
-    const t = await engineTokenText(e);
-    if (t) out.set(e.id, t);
-  }));
-  return (id) => out.get(id);
+/**
+ * Token texts of the engines Rollgate knows, loaded ahead (tokenizers load asynchronously) so trace
+ * building stays synchronous: `get` answers for every engine passed to `load`.
+ */
+export class EngineTokenTexts {
+  private readonly byId = new Map<string, TokenText>();
+
+  async load(engines: ReadonlyArray<Pick<EngineConfig, 'id' | 'tokenizer' | 'model'>>): Promise<void> {
+    await Promise.all(engines.map(async (e) => {
+      const t = await engineTokenText(e);
+      if (t) this.byId.set(e.id, t);
+      else this.byId.delete(e.id);
+    }));
+  }
+
+  get(engineId: string | null | undefined): TokenText | undefined {
+    return engineId ? this.byId.get(engineId) : undefined;
+  }
 }
