@@ -24,6 +24,7 @@ export { MIGRATIONS, migrate, type Migration } from './migrations.js';
 export { DataFolderBusyError, lockDataFolder, readFolderOwner, type FolderLock, type FolderOwner } from './folder-lock.js';
 export { POLICY_VERSION_SETTING } from './settings.js';
 export { int32ToBlob, blobToInt32, float32ToBlob, blobToFloat32 } from './token-blobs.js';
+export { promptIdsOf } from './rows.js';
 
 export const DB_FILENAME = 'rollgate.sqlite';
 const BUSY_TIMEOUT_MS = 5000;
@@ -83,6 +84,8 @@ export function openStore(opts: OpenStoreOptions): Store {
     const applied = migrate(db);
     // ...and no old page image stays behind in the WAL either.
     if (applied.includes(4)) db.pragma('wal_checkpoint(TRUNCATE)');
+    // Converting to delta storage (7) freed most of the completions' pages: give them back to the disk.
+    if (applied.includes(7) && (db.prepare('SELECT COUNT(*) FROM completions').pluck().get() as number) > 0) db.exec('VACUUM');
   } catch (e) {
     db.close();
     throw e;
