@@ -15,6 +15,7 @@ import { parseEngineConfig } from './engines/topology.js';
 import type { EngineConfig } from './engines/types.js';
 import { sendDialectError } from './gateway/errors.js';
 import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
+import { serveRunSocket } from './gateway/run-socket.js';
 import { SessionTurnCache } from './gateway/session-cache.js';
 import { guardLoopback } from './loopback-host.js';
 import { RolloutManager, type RolloutManagerOptions } from './rollouts/manager.js';
@@ -46,7 +47,7 @@ export interface AppConfig {
   healthIntervalMs?: number;
   uiDir?: string;
   /** Rollout manager knobs: where agent CLIs are installed (default <dataDir>/agents), callback retry policy. */
-  rollouts?: Partial<Pick<RolloutManagerOptions, 'agentsDir' | 'callbackMaxAttempts' | 'callbackBaseDelayMs'>>;
+  rollouts?: Partial<Pick<RolloutManagerOptions, 'agentsDir' | 'callbackMaxAttempts' | 'callbackBaseDelayMs' | 'defaultRuntime'>>;
 }
 
 export interface App {
@@ -97,7 +98,11 @@ export async function createApp(config: AppConfig): Promise<App> {
 
     const server = Fastify({ bodyLimit: config.bodyLimitBytes ?? 32 * 1024 * 1024, logger: false, forceCloseConnections: true });
     closers.push(() => server.close());
-    const rollouts = new RolloutManager({ store, pool, events, baseUrl: () => baseUrl, dataDir: config.dataDir, ...config.rollouts });
+    const rollouts = new RolloutManager({
+      store, pool, events, baseUrl: () => baseUrl, dataDir: config.dataDir, ...config.rollouts,
+      // A sandboxed run's only way out: its own session routes on a Unix socket, handled by this server's router.
+      serveRunSocket: (key, path) => serveRunSocket((req, res) => server.routing(req, res), key, path),
+    });
     closers.push(() => rollouts.close());
     let baseUrl = '';
     installErrorHandler(server);
