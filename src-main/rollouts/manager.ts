@@ -183,6 +183,8 @@ export class RolloutManager {
       tasks = validateTasks(spec.tasks!, 'tasks', (i) => `tasks[${i}]`);
       datasetName = 'inline';
     }
+    const inImage = tasks.find((t) => t.container);
+    if (inImage) throw new BatchSpecError(`task ${inImage.id} runs in a container image, which needs the docker runtime (not wired into batches yet)`);
 
     const resolved = resolveRuntime(spec.runtime ?? this.opts.defaultRuntime ?? 'auto');
     if ('error' in resolved) throw new BatchSpecError(resolved.error);
