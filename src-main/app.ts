@@ -14,6 +14,7 @@ import { startSimEngine } from './engines/sim/index.js';
 import { parseEngineConfig } from './engines/topology.js';
 import type { EngineConfig } from './engines/types.js';
 import { sendDialectError } from './gateway/errors.js';
+import { ROLLOUT_CONTROL_ROUTES } from './gateway/rollout-gateway.js';
 import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
 import { SessionTurnCache } from './gateway/session-cache.js';
 import { guardLoopback } from './loopback-host.js';
@@ -145,7 +146,8 @@ function installErrorHandler(server: FastifyInstance): void {
 /**
  * The control API answers only `Authorization: Bearer <token>`, compared in constant time (digests of equal
  * length). The matched route decides what is control API, not the raw URL, so an encoded path
- * (`/%61pi/…`) cannot slip past. Agent routes keep their session keys.
+ * (`/%61pi/…`) cannot slip past. Agent routes keep their session keys. The rollout-gateway routes a trainer
+ * calls (register, trajectory, cancel, unregister) are control API too; their chat route is the agent's.
  */
 const CONTROL_COOKIE = 'rollgate_control';
 
@@ -166,7 +168,7 @@ async function requireControlToken(server: FastifyInstance, token: string): Prom
       reply.setCookie(CONTROL_COOKIE, token, { httpOnly: true, sameSite: 'strict', path: '/' });
       return reply.redirect('/');
     }
-    if (!route.startsWith('/api/') && !req.url.startsWith('/api/')) return;
+    if (!route.startsWith('/api/') && !req.url.startsWith('/api/') && !ROLLOUT_CONTROL_ROUTES.has(route)) return;
     const bearer = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
     if (!matches(bearer) && !matches(req.cookies[CONTROL_COOKIE])) {
       return reply.code(401).send({ error: { message: 'control token required', type: 'authentication_error' } });
