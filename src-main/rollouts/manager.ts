@@ -163,6 +163,8 @@ export class RolloutManager {
       tasks = validateTasks(spec.tasks!, 'tasks', (i) => `tasks[${i}]`);
       datasetName = 'inline';
     }
+    const inImage = tasks.find((t) => t.container);
+    if (inImage) throw new BatchSpecError(`task ${inImage.id} runs in a container image, which needs the docker runtime (not wired into batches yet)`);
 
     const id = `bat_${randomBytes(8).toString('hex')}`;
     const timeoutMs = spec.timeoutMs ?? harness.defaultTimeoutMs;

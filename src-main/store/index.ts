@@ -7,6 +7,7 @@ import { EnginesRepo } from './engine-configs.js';
 import { SettingsRepo } from './settings.js';
 import { CompletionsRepo } from './completions.js';
 import { migrate } from './migrations.js';
+import { RescoresRepo } from './rescores.js';
 import { SessionsRepo } from './sessions.js';
 import { StoreWriter, type WriterOptions } from './writer.js';
 
@@ -15,6 +16,7 @@ export {
   BatchesRepo, SessionRunsRepo, type BatchRecord, type BatchPatch, type BatchStatus, type BatchCallbackState,
   type SessionRunRecord, type SessionRunPatch, type RunStatus, type RunOutcome, type EvaluatorVerdict,
 } from './batches.js';
+export { RescoresRepo, type RescoreRecord, type RescoreTraceRecord, type RescoreSummaryJson } from './rescores.js';
 export { SessionsRepo, type SessionListFilter, type SessionPatch, type SessionSummary } from './sessions.js';
 export { StoreWriter, type PutCompletionOptions, type WriterOptions, type WriterStats } from './writer.js';
 export { MIGRATIONS, migrate, type Migration } from './migrations.js';
@@ -43,6 +45,8 @@ export interface Store {
   readonly engines: EnginesRepo<{ id: string }>;
   /** Named values that survive restarts (the policy version). */
   readonly settings: SettingsRepo;
+  /** Stored cross-engine re-scoring results (DESIGN §8). */
+  readonly rescores: RescoresRepo;
   readonly writer: StoreWriter;
   /** Flushes the writer, then closes the database. Idempotent. */
   close(): Promise<void>;
@@ -84,6 +88,7 @@ export function openStore(opts: OpenStoreOptions): Store {
   const engines = new EnginesRepo<{ id: string }>(db);
   const runs = new SessionRunsRepo(db);
   const settings = new SettingsRepo(db);
+  const rescores = new RescoresRepo(db);
   const writer = new StoreWriter(db, sessions, completions, opts);
   completions.pending = writer;
 
@@ -96,6 +101,7 @@ export function openStore(opts: OpenStoreOptions): Store {
     batches,
     engines,
     settings,
+    rescores,
     runs,
     writer,
     close() {

@@ -1,6 +1,7 @@
 // Versioned schema migrations: an ordered array, applied once each, recorded in `schema_migrations`
 // (and mirrored into PRAGMA user_version). Never edit a shipped step; append a new one.
 import type Database from 'better-sqlite3';
+import { RESCORES_MIGRATION } from './rescores.js';
 
 export interface Migration {
   version: number;
@@ -139,6 +140,7 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  RESCORES_MIGRATION,
 ];
 
 /** Applies pending migrations in one IMMEDIATE transaction. Idempotent; returns the versions applied. */
