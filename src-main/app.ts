@@ -19,12 +19,14 @@ import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
 import { SessionTurnCache } from './gateway/session-cache.js';
 import { guardLoopback } from './loopback-host.js';
 import { RolloutManager, type RolloutManagerOptions } from './rollouts/manager.js';
-import { openStore, POLICY_VERSION_SETTING, type Store } from './store/index.js';
+import { lockDataFolder, openStore, POLICY_VERSION_SETTING, type Store } from './store/index.js';
 
 export interface AppConfig {
   host?: string;
   port?: number;
   dataDir: string;
+  /** Who holds the data folder, shown to a second writer that is refused (default `rollgate serve`). */
+  owner?: string;
   /** Start the embedded simulated vLLM and SGLang engines (ids sim-vllm, sim-sglang). */
   sim?: boolean;
   simSeed?: number;
@@ -73,9 +75,12 @@ export async function createApp(config: AppConfig): Promise<App> {
   const closers: Array<() => Promise<void>> = [];
   const closeAll = async () => { for (const c of closers.reverse()) await c().catch(() => undefined); closers.length = 0; };
   try {
+    // One writer per data folder: a second one is refused before it touches anything the first one owns.
+    const lock = lockDataFolder(config.dataDir, config.owner ?? 'rollgate serve');
+    closers.push(async () => lock.release());
     const store = openStore({ dataDir: config.dataDir });
     closers.push(() => store.close());
-    store.sessions.markUnfinishedInterrupted();
+    store.sessions.markBatchSessionsInterrupted();
 
     const engines: EngineConfig[] = [];
     if (config.sim) {
@@ -112,6 +117,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     const addr = server.server.address();
     const port = typeof addr === 'object' && addr ? addr.port : config.port;
     baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    lock.setUrl(baseUrl);
     return { url: baseUrl, server, store, pool, events, rollouts, close: closeAll };
   } catch (err) {
     await closeAll();

@@ -4,7 +4,8 @@
 // its own promise only; the other queued writes still commit.
 import type Database from 'better-sqlite3';
 import type { CompletionRecord, NewSession, SessionRecord } from '../core/types.js';
-import { CompletionsRepo, type PendingView } from './completions.js';
+import type { CompletionsRepo, PendingView } from './completions.js';
+import type { EncodedCompletion } from './rows.js';
 import { SessionsRepo, sessionParams, patchParams, type SessionPatch } from './sessions.js';
 
 export interface WriterOptions {
@@ -29,7 +30,7 @@ export interface PutCompletionOptions {
 }
 
 type Op =
-  | { kind: 'completion'; params: Record<string, unknown>; rec: CompletionRecord; bodyHash: string | null }
+  | { kind: 'completion'; params: EncodedCompletion; rec: CompletionRecord; bodyHash: string | null }
   | { kind: 'session'; params: Record<string, unknown> }
   | { kind: 'sessionUpdate'; id: string; params: Record<string, unknown> };
 
@@ -77,7 +78,7 @@ export class StoreWriter implements PendingView {
 
   putCompletion(rec: CompletionRecord, opts: PutCompletionOptions = {}): Promise<void> {
     const bodyHash = opts.bodyHash ?? null;
-    return this.enqueue(() => ({ kind: 'completion', params: CompletionsRepo.encode(rec, bodyHash), rec, bodyHash }));
+    return this.enqueue(() => ({ kind: 'completion', params: this.completions.encode(rec, bodyHash), rec, bodyHash }));
   }
 
   putSession(rec: NewSession): Promise<void> {
