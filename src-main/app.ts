@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
 import { registerControlApi } from './api/index.js';
+import { EngineTokenTexts } from './engines/token-text.js';
 import { EventBus } from './api/events.js';
 import { closeEnginePools, DEFAULT_ENGINE_TIMEOUTS, type EngineTimeouts } from './engines/http.js';
 import { EnginePool } from './engines/pool.js';
@@ -63,6 +64,12 @@ export interface App {
 }
 
 export const SIM_MODEL = 'Qwen/Qwen3-8B';
+export const SIM_FLAVORS = ['vllm', 'sglang'] as const;
+
+/** An embedded sim engine (ids `sim-vllm`, `sim-sglang`, DESIGN §11). */
+export function simEngineConfig(flavor: (typeof SIM_FLAVORS)[number], url: string): EngineConfig {
+  return { id: `sim-${flavor}`, kind: flavor, replicas: [url], model: SIM_MODEL, mode: flavor === 'vllm' ? 'chat' : 'token', tokenizer: 'builtin:qwen3', simulated: true };
+}
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 const here = dirname(fileURLToPath(import.meta.url));
 export const DEFAULT_UI_DIR = resolve(here, '..', 'dist-renderer');
@@ -84,11 +91,11 @@ export async function createApp(config: AppConfig): Promise<App> {
 
     const engines: EngineConfig[] = [];
     if (config.sim) {
-      for (const flavor of ['vllm', 'sglang'] as const) {
+      for (const flavor of SIM_FLAVORS) {
         // Agents ask for up to 32k output tokens; serve the sim like Qwen3 with YaRN (128k context).
         const sim = await startSimEngine({ flavor, seed: config.simSeed ?? 7, skill: config.simSkill, model: SIM_MODEL, maxModelLen: 131072 });
         closers.push(() => sim.close());
-        engines.push({ id: `sim-${flavor}`, kind: flavor, replicas: [sim.url], model: SIM_MODEL, mode: flavor === 'vllm' ? 'chat' : 'token', tokenizer: 'builtin:qwen3', simulated: true });
+        engines.push(simEngineConfig(flavor, sim.url));
       }
     }
     engines.push(...(config.engines ?? []));
@@ -109,7 +116,9 @@ export async function createApp(config: AppConfig): Promise<App> {
     installErrorHandler(server);
     if (LOOPBACK.has(host)) guardLoopback(server, config.allowedHosts);
     if (config.controlToken) await requireControlToken(server, config.controlToken);
-    await registerControlApi(server, { store, pool, events, baseUrl: () => baseUrl, rollouts });
+    const tokenTexts = new EngineTokenTexts();
+    await tokenTexts.load(engines);
+    await registerControlApi(server, { store, pool, events, baseUrl: () => baseUrl, rollouts, tokenTexts });
     await registerGateway(server, { store, pool, events, turns: new SessionTurnCache(), maxConcurrentPerSession: config.maxConcurrentPerSession });
     await registerUi(server, config.uiDir ?? DEFAULT_UI_DIR);
 
