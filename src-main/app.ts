@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
 import { registerControlApi } from './api/index.js';
+import { EngineTokenTexts } from './engines/token-text.js';
 import { EventBus } from './api/events.js';
 import { closeEnginePools, DEFAULT_ENGINE_TIMEOUTS, type EngineTimeouts } from './engines/http.js';
 import { EnginePool } from './engines/pool.js';
@@ -14,6 +15,7 @@ import { startSimEngine } from './engines/sim/index.js';
 import { parseEngineConfig } from './engines/topology.js';
 import type { EngineConfig } from './engines/types.js';
 import { sendDialectError } from './gateway/errors.js';
+import { ROLLOUT_CONTROL_ROUTES } from './gateway/rollout-gateway.js';
 import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
 import { serveRunSocket } from './gateway/run-socket.js';
 import { SessionTurnCache } from './gateway/session-cache.js';
@@ -63,6 +65,12 @@ export interface App {
 }
 
 export const SIM_MODEL = 'Qwen/Qwen3-8B';
+export const SIM_FLAVORS = ['vllm', 'sglang'] as const;
+
+/** An embedded sim engine (ids `sim-vllm`, `sim-sglang`, DESIGN §11). */
+export function simEngineConfig(flavor: (typeof SIM_FLAVORS)[number], url: string): EngineConfig {
+  return { id: `sim-${flavor}`, kind: flavor, replicas: [url], model: SIM_MODEL, mode: flavor === 'vllm' ? 'chat' : 'token', tokenizer: 'builtin:qwen3', simulated: true };
+}
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 const here = dirname(fileURLToPath(import.meta.url));
 export const DEFAULT_UI_DIR = resolve(here, '..', 'dist-renderer');
@@ -84,11 +92,11 @@ export async function createApp(config: AppConfig): Promise<App> {
 
     const engines: EngineConfig[] = [];
     if (config.sim) {
-      for (const flavor of ['vllm', 'sglang'] as const) {
+      for (const flavor of SIM_FLAVORS) {
         // Agents ask for up to 32k output tokens; serve the sim like Qwen3 with YaRN (128k context).
         const sim = await startSimEngine({ flavor, seed: config.simSeed ?? 7, skill: config.simSkill, model: SIM_MODEL, maxModelLen: 131072 });
         closers.push(() => sim.close());
-        engines.push({ id: `sim-${flavor}`, kind: flavor, replicas: [sim.url], model: SIM_MODEL, mode: flavor === 'vllm' ? 'chat' : 'token', tokenizer: 'builtin:qwen3', simulated: true });
+        engines.push(simEngineConfig(flavor, sim.url));
       }
     }
     engines.push(...(config.engines ?? []));
@@ -113,7 +121,9 @@ export async function createApp(config: AppConfig): Promise<App> {
     installErrorHandler(server);
     if (LOOPBACK.has(host)) guardLoopback(server, config.allowedHosts);
     if (config.controlToken) await requireControlToken(server, config.controlToken);
-    await registerControlApi(server, { store, pool, events, baseUrl: () => baseUrl, rollouts });
+    const tokenTexts = new EngineTokenTexts();
+    await tokenTexts.load(engines);
+    await registerControlApi(server, { store, pool, events, baseUrl: () => baseUrl, rollouts, tokenTexts });
     await registerGateway(server, { store, pool, events, turns: new SessionTurnCache(), maxConcurrentPerSession: config.maxConcurrentPerSession });
     await registerUi(server, config.uiDir ?? DEFAULT_UI_DIR);
 
@@ -156,7 +166,8 @@ function installErrorHandler(server: FastifyInstance): void {
 /**
  * The control API answers only `Authorization: Bearer <token>`, compared in constant time (digests of equal
  * length). The matched route decides what is control API, not the raw URL, so an encoded path
- * (`/%61pi/…`) cannot slip past. Agent routes keep their session keys.
+ * (`/%61pi/…`) cannot slip past. Agent routes keep their session keys. The rollout-gateway routes a trainer
+ * calls (register, trajectory, cancel, unregister) are control API too; their chat route is the agent's.
  */
 const CONTROL_COOKIE = 'rollgate_control';
 
@@ -177,7 +188,7 @@ async function requireControlToken(server: FastifyInstance, token: string): Prom
       reply.setCookie(CONTROL_COOKIE, token, { httpOnly: true, sameSite: 'strict', path: '/' });
       return reply.redirect('/');
     }
-    if (!route.startsWith('/api/') && !req.url.startsWith('/api/')) return;
+    if (!route.startsWith('/api/') && !req.url.startsWith('/api/') && !ROLLOUT_CONTROL_ROUTES.has(route)) return;
     const bearer = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
     if (!matches(bearer) && !matches(req.cookies[CONTROL_COOKIE])) {
       return reply.code(401).send({ error: { message: 'control token required', type: 'authentication_error' } });

@@ -1,4 +1,5 @@
 // Control API for the renderer and trainers (DESIGN §11). JSON, camelCase.
+import type { EngineTokenTexts } from '../engines/token-text.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { withTraceRewards } from '../core/export/session-traces.js';
@@ -14,6 +15,8 @@ export interface ApiDeps {
   pool: EnginePool;
   events: EventBus;
   baseUrl: () => string;
+  /** Token texts per engine, for merging chat-mode traces across re-renders (absent: exact merging only). */
+  tokenTexts?: EngineTokenTexts;
   /** Batches and harness runs (src-main/rollouts); the batch routes are absent without it. */
   rollouts?: RolloutManager;
 }
