@@ -15,7 +15,9 @@ import { startSimEngine } from './engines/sim/index.js';
 import { parseEngineConfig } from './engines/topology.js';
 import type { EngineConfig } from './engines/types.js';
 import { sendDialectError } from './gateway/errors.js';
+import { ROLLOUT_CONTROL_ROUTES } from './gateway/rollout-gateway.js';
 import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
+import { serveRunSocket } from './gateway/run-socket.js';
 import { SessionTurnCache } from './gateway/session-cache.js';
 import { guardLoopback } from './loopback-host.js';
 import { RolloutManager, type RolloutManagerOptions } from './rollouts/manager.js';
@@ -49,7 +51,7 @@ export interface AppConfig {
   healthIntervalMs?: number;
   uiDir?: string;
   /** Rollout manager knobs: where agent CLIs are installed (default <dataDir>/agents), callback retry policy. */
-  rollouts?: Partial<Pick<RolloutManagerOptions, 'agentsDir' | 'callbackMaxAttempts' | 'callbackBaseDelayMs'>>;
+  rollouts?: Partial<Pick<RolloutManagerOptions, 'agentsDir' | 'callbackMaxAttempts' | 'callbackBaseDelayMs' | 'defaultRuntime'>>;
 }
 
 export interface App {
@@ -109,7 +111,11 @@ export async function createApp(config: AppConfig): Promise<App> {
 
     const server = Fastify({ bodyLimit: config.bodyLimitBytes ?? 32 * 1024 * 1024, logger: false, forceCloseConnections: true });
     closers.push(() => server.close());
-    const rollouts = new RolloutManager({ store, pool, events, baseUrl: () => baseUrl, dataDir: config.dataDir, ...config.rollouts });
+    const rollouts = new RolloutManager({
+      store, pool, events, baseUrl: () => baseUrl, dataDir: config.dataDir, ...config.rollouts,
+      // A sandboxed run's only way out: its own session routes on a Unix socket, handled by this server's router.
+      serveRunSocket: (key, path) => serveRunSocket((req, res) => server.routing(req, res), key, path),
+    });
     closers.push(() => rollouts.close());
     let baseUrl = '';
     installErrorHandler(server);
@@ -161,7 +167,8 @@ function installErrorHandler(server: FastifyInstance): void {
 /**
  * The control API answers only `Authorization: Bearer <token>`, compared in constant time (digests of equal
  * length). The matched route decides what is control API, not the raw URL, so an encoded path
- * (`/%61pi/…`) cannot slip past. Agent routes keep their session keys.
+ * (`/%61pi/…`) cannot slip past. Agent routes keep their session keys. The rollout-gateway routes a trainer
+ * calls (register, trajectory, cancel, unregister) are control API too; their chat route is the agent's.
  */
 const CONTROL_COOKIE = 'rollgate_control';
 
@@ -182,7 +189,7 @@ async function requireControlToken(server: FastifyInstance, token: string): Prom
       reply.setCookie(CONTROL_COOKIE, token, { httpOnly: true, sameSite: 'strict', path: '/' });
       return reply.redirect('/');
     }
-    if (!route.startsWith('/api/') && !req.url.startsWith('/api/')) return;
+    if (!route.startsWith('/api/') && !req.url.startsWith('/api/') && !ROLLOUT_CONTROL_ROUTES.has(route)) return;
     const bearer = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
     if (!matches(bearer) && !matches(req.cookies[CONTROL_COOKIE])) {
       return reply.code(401).send({ error: { message: 'control token required', type: 'authentication_error' } });
