@@ -6,6 +6,8 @@ import { registerBatchesApi } from './batches.js';
 import { registerApi, type ApiDeps } from './routes.js';
 import { registerTraces } from './traces.js';
 import { registerExport } from './export.js';
+import { registerInsights } from './insights.js';
+import { registerRescores } from './rescores.js';
 
 export type { ApiDeps } from './routes.js';
 
@@ -16,4 +18,6 @@ export async function registerControlApi(app: FastifyInstance, deps: ApiDeps): P
   await registerTopologyRoutes(app, deps);
   await registerTraces(app, deps);
   await registerExport(app, deps);
+  await registerRescores(app, deps);
+  await registerInsights(app, deps);
 }
