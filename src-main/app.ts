@@ -154,8 +154,9 @@ function storedEngines(store: Store, taken: Set<string>): EngineConfig[] {
 }
 
 function installErrorHandler(server: FastifyInstance): void {
-  server.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
+  server.setErrorHandler((err: Error & { statusCode?: number; retryAfterSec?: number }, req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    if (err.retryAfterSec !== undefined) reply.header('retry-after', String(err.retryAfterSec));
     const message = status === 413 ? `request body is larger than the limit (${err.message})` : err.message;
     const codec = gatewayErrorCodec(req);
     if (codec) return sendDialectError(reply, codec, status, message);
