@@ -9,7 +9,9 @@ import { captureProblem } from '../core/capture-check.js';
 import type { CanonicalRequest, CompletionRecord, CompletionStatus, IncompleteReason, SessionRecord } from '../core/types.js';
 import { EngineAbortedError, EnginePausedError } from '../engines/pool.js';
 import { usageWithReasoning } from '../engines/reasoning-tokens.js';
+import { tokenizerSpecOf } from '../engines/token-format.js';
 import { CaptureError, EngineError, type EngineResult } from '../engines/types.js';
+import { StoreUnavailableError } from '../store/index.js';
 import type { GatewayDeps } from './deps.js';
 import { sendDialectError } from './errors.js';
 
@@ -84,7 +86,7 @@ export async function handleCompletion(
       step = await run.next();
     }
     const result: EngineResult = step.value;
-    const usage = await usageWithReasoning(result, deps.pool.get(engineId)?.config.tokenizer ?? 'builtin:qwen3');
+    const usage = await usageWithReasoning(result, tokenizerSpecOf(deps.pool.get(engineId)?.config ?? {}));
     const response = canonicalResponse({ id: state.id, model: canonical.model, created: state.created }, result, result.finishReason, usage, result.stopSequence);
     const problem = captureProblem(result, response.message);
     if (problem) throw new CaptureError(problem.message, problem.reason);
@@ -107,6 +109,18 @@ export async function handleCompletion(
       // Refused before reaching an engine: nothing to record, the agent retries after Retry-After.
       deps.store.writer.dropIntent(state.id).catch((e) => req.log.error({ err: e }, 'could not drop a call intent'));
       return sendDialectError(reply, codec, 429, err.message, undefined, err.retryAfterSec);
+    }
+    if (err instanceof StoreUnavailableError) {
+      // The database is locked elsewhere: nothing can be recorded now, so nothing is acknowledged; the agent
+      // retries after Retry-After.
+      if (clientGone) { reply.raw.destroy(); return; }
+      if (encoder) {
+        write(reply, encoder.error(503, err.message));
+        endStream(reply);
+      } else {
+        sendDialectError(reply, codec, 503, err.message, undefined, err.retryAfterSec);
+      }
+      return;
     }
     const aborted = clientGone || err instanceof EngineAbortedError;
     const status = err instanceof EngineError ? err.status : 500;
