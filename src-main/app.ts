@@ -11,12 +11,15 @@ import { EngineTokenTexts } from './engines/token-text.js';
 import { EventBus } from './api/events.js';
 import { closeEnginePools, DEFAULT_ENGINE_TIMEOUTS, type EngineTimeouts } from './engines/http.js';
 import { EnginePool } from './engines/pool.js';
-import { startSimEngine } from './engines/sim/index.js';
+import { getFamily } from './core/families/index.js';
+import { SIM_MODELS, startSimEngine } from './engines/sim/index.js';
+import { checkTokenFormat } from './engines/token-format.js';
 import { parseEngineConfig } from './engines/topology.js';
 import type { EngineConfig } from './engines/types.js';
 import { sendDialectError } from './gateway/errors.js';
 import { ROLLOUT_CONTROL_ROUTES } from './gateway/rollout-gateway.js';
 import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
+import { serveRunSocket } from './gateway/run-socket.js';
 import { SessionTurnCache } from './gateway/session-cache.js';
 import { guardLoopback } from './loopback-host.js';
 import { RolloutManager, type RolloutManagerOptions } from './rollouts/manager.js';
@@ -33,6 +36,8 @@ export interface AppConfig {
   simSeed?: number;
   /** Probability that the sim policy answers right (default 0.8, so demo rewards vary). */
   simSkill?: number;
+  /** The model family the embedded sim engines speak (core/families). Default qwen3. */
+  simFamily?: string;
   engines?: EngineConfig[];
   /** Required when binding a non-loopback host. */
   controlToken?: string;
@@ -50,7 +55,7 @@ export interface AppConfig {
   healthIntervalMs?: number;
   uiDir?: string;
   /** Rollout manager knobs: where agent CLIs are installed (default <dataDir>/agents), callback retry policy. */
-  rollouts?: Partial<Pick<RolloutManagerOptions, 'agentsDir' | 'callbackMaxAttempts' | 'callbackBaseDelayMs'>>;
+  rollouts?: Partial<Pick<RolloutManagerOptions, 'agentsDir' | 'callbackMaxAttempts' | 'callbackBaseDelayMs' | 'defaultRuntime'>>;
 }
 
 export interface App {
@@ -67,8 +72,14 @@ export const SIM_MODEL = 'Qwen/Qwen3-8B';
 export const SIM_FLAVORS = ['vllm', 'sglang'] as const;
 
 /** An embedded sim engine (ids `sim-vllm`, `sim-sglang`, DESIGN §11). */
-export function simEngineConfig(flavor: (typeof SIM_FLAVORS)[number], url: string): EngineConfig {
-  return { id: `sim-${flavor}`, kind: flavor, replicas: [url], model: SIM_MODEL, mode: flavor === 'vllm' ? 'chat' : 'token', tokenizer: 'builtin:qwen3', simulated: true };
+/** The embedded sim engine of a flavour, speaking `familyName` (default qwen3, vLLM in chat mode). */
+export function simEngineConfig(flavor: (typeof SIM_FLAVORS)[number], url: string, familyName?: string): EngineConfig {
+  const family = familyName ? getFamily(familyName) : undefined;
+  return {
+    id: `sim-${flavor}`, kind: flavor, replicas: [url], model: family ? SIM_MODELS[family.name]! : SIM_MODEL,
+    mode: flavor === 'vllm' ? 'chat' : 'token',
+    tokenizer: family?.defaultTokenizer ?? 'builtin:qwen3', ...(family ? { family: family.name } : {}), simulated: true,
+  };
 }
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -93,11 +104,14 @@ export async function createApp(config: AppConfig): Promise<App> {
     if (config.sim) {
       for (const flavor of SIM_FLAVORS) {
         // Agents ask for up to 32k output tokens; serve the sim like Qwen3 with YaRN (128k context).
-        const sim = await startSimEngine({ flavor, seed: config.simSeed ?? 7, skill: config.simSkill, model: SIM_MODEL, maxModelLen: 131072 });
+        const engine = simEngineConfig(flavor, '', config.simFamily);
+        const sim = await startSimEngine({ flavor, seed: config.simSeed ?? 7, skill: config.simSkill, model: engine.model, family: config.simFamily, maxModelLen: 131072 });
         closers.push(() => sim.close());
-        engines.push(simEngineConfig(flavor, sim.url));
+        engines.push({ ...engine, replicas: [sim.url] });
       }
     }
+    // A topology whose tokenizer is missing or does not match its family fails here, naming the field.
+    for (const e of config.engines ?? []) await checkTokenFormat(e).catch((err: Error) => { throw new Error(`engine ${e.id}: ${err.message}`); });
     engines.push(...(config.engines ?? []));
     engines.push(...storedEngines(store, new Set(engines.map((e) => e.id))));
     // Every engine, also those added later through the API, gets the same timeouts.
@@ -110,7 +124,11 @@ export async function createApp(config: AppConfig): Promise<App> {
 
     const server = Fastify({ bodyLimit: config.bodyLimitBytes ?? 32 * 1024 * 1024, logger: false, forceCloseConnections: true });
     closers.push(() => server.close());
-    const rollouts = new RolloutManager({ store, pool, events, baseUrl: () => baseUrl, dataDir: config.dataDir, ...config.rollouts });
+    const rollouts = new RolloutManager({
+      store, pool, events, baseUrl: () => baseUrl, dataDir: config.dataDir, ...config.rollouts,
+      // A sandboxed run's only way out: its own session routes on a Unix socket, handled by this server's router.
+      serveRunSocket: (key, path) => serveRunSocket((req, res) => server.routing(req, res), key, path),
+    });
     closers.push(() => rollouts.close());
     let baseUrl = '';
     installErrorHandler(server);
@@ -149,8 +167,9 @@ function storedEngines(store: Store, taken: Set<string>): EngineConfig[] {
 }
 
 function installErrorHandler(server: FastifyInstance): void {
-  server.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
+  server.setErrorHandler((err: Error & { statusCode?: number; retryAfterSec?: number }, req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    if (err.retryAfterSec !== undefined) reply.header('retry-after', String(err.retryAfterSec));
     const message = status === 413 ? `request body is larger than the limit (${err.message})` : err.message;
     const codec = gatewayErrorCodec(req);
     if (codec) return sendDialectError(reply, codec, status, message);

@@ -8,7 +8,9 @@ import { canonicalResponse } from '../core/response.js';
 import type { CanonicalRequest, CompletionRecord, CompletionStatus, SessionRecord } from '../core/types.js';
 import { EngineAbortedError, EnginePausedError } from '../engines/pool.js';
 import { usageWithReasoning } from '../engines/reasoning-tokens.js';
+import { tokenizerSpecOf } from '../engines/token-format.js';
 import { EngineError, type EngineResult } from '../engines/types.js';
+import { StoreUnavailableError } from '../store/index.js';
 import type { GatewayDeps } from './deps.js';
 import { sendDialectError } from './errors.js';
 
@@ -75,7 +77,7 @@ export async function handleCompletion(
       step = await run.next();
     }
     const result: EngineResult = step.value;
-    const usage = await usageWithReasoning(result, deps.pool.get(engineId)?.config.tokenizer ?? 'builtin:qwen3');
+    const usage = await usageWithReasoning(result, tokenizerSpecOf(deps.pool.get(engineId)?.config ?? {}));
     const response = canonicalResponse({ id: state.id, model: canonical.model, created: state.created }, result, result.finishReason, usage, result.stopSequence);
     await deps.store.writer.putCompletion(record({
       status: 'ok', requestServed: result.requestServed, response, finishReason: response.finish_reason, usage,
@@ -95,6 +97,18 @@ export async function handleCompletion(
     if (err instanceof EnginePausedError) {
       // Refused before reaching an engine: nothing to record, the agent retries after Retry-After.
       return sendDialectError(reply, codec, 429, err.message, undefined, err.retryAfterSec);
+    }
+    if (err instanceof StoreUnavailableError) {
+      // The database is locked elsewhere: nothing can be recorded now, so nothing is acknowledged; the agent
+      // retries after Retry-After.
+      if (clientGone) { reply.raw.destroy(); return; }
+      if (encoder) {
+        write(reply, encoder.error(503, err.message));
+        endStream(reply);
+      } else {
+        sendDialectError(reply, codec, 503, err.message, undefined, err.retryAfterSec);
+      }
+      return;
     }
     const aborted = clientGone || err instanceof EngineAbortedError;
     const status = err instanceof EngineError ? err.status : 500;

@@ -19,7 +19,7 @@ export {
 } from './batches.js';
 export { RescoresRepo, type RescoreRecord, type RescoreTraceRecord, type RescoreSummaryJson } from './rescores.js';
 export { SessionsRepo, type SessionListFilter, type SessionPatch, type SessionSummary } from './sessions.js';
-export { StoreWriter, type PutCompletionOptions, type WriterOptions, type WriterStats } from './writer.js';
+export { StoreUnavailableError, StoreWriter, type PutCompletionOptions, type WriterOptions, type WriterStats } from './writer.js';
 export { MIGRATIONS, migrate, type Migration } from './migrations.js';
 export { DataFolderBusyError, lockDataFolder, readFolderOwner, type FolderLock, type FolderOwner } from './folder-lock.js';
 export { POLICY_VERSION_SETTING } from './settings.js';
