@@ -64,10 +64,10 @@ describe('fault-injected captures', () => {
       const last = traces.find((t: any) => t.completionIds.includes(completions[2].id));
       expect(last).toMatchObject({ masked: true, maskReason: reason, maskedBy: completions[1].id });
 
-      const lines = (await (await fetch(`${app.url}/api/export?session=${id}`)).text()).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      const lines = (await (await fetch(`${app.url}/api/export?session=${id}&status=all`)).text()).split('\n').filter(Boolean).map((l) => JSON.parse(l));
       expect(lines.some((r) => r.trace_id === last.id)).toBe(false);
       expect(lines.every((r) => r.masked === false)).toBe(true);
-      const kept = (await (await fetch(`${app.url}/api/export?session=${id}&includeMasked=1`)).text()).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      const kept = (await (await fetch(`${app.url}/api/export?session=${id}&status=all&includeMasked=1`)).text()).split('\n').filter(Boolean).map((l) => JSON.parse(l));
       expect(kept.find((r) => r.trace_id === last.id)).toMatchObject({ masked: true, mask_reason: reason });
     });
   }
