@@ -39,6 +39,10 @@ export interface EvaluatorVerdict {
   error?: string;
   /** Per-trace rewards the evaluator gave (keys as in `metadata.traceRewards`). */
   traceRewards?: Record<string, number | null>;
+  /** Every named score a Harbor verifier wrote (reward.json), `reward` included. */
+  rewards?: Record<string, number>;
+  /** The agent's changes as a unified diff (git tasks: SWE-bench-style rows, git work folders). */
+  diff?: string;
 }
 
 export interface SessionRunRecord {
