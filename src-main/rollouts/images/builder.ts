@@ -21,6 +21,8 @@ export interface ImageProgress {
 
 export interface ImageResult {
   image: string;
+  /** The image's WORKDIR ('' when it sets none). */
+  workdir: string;
   /** True when the image was already there (nothing built or pulled). */
   cached: boolean;
   durationMs: number;
@@ -56,12 +58,12 @@ export class ImageBuilder {
 
   constructor(readonly docker: Docker = new Docker()) {}
 
-  async exists(image: string): Promise<boolean> {
+  /** The image's WORKDIR when it exists on the daemon, else null. */
+  async workdirOf(image: string): Promise<string | null> {
     try {
-      await this.docker.getImage(image).inspect();
-      return true;
+      return (await this.docker.getImage(image).inspect()).Config?.WorkingDir ?? '';
     } catch (e) {
-      if ((e as { statusCode?: number }).statusCode === 404) return false;
+      if ((e as { statusCode?: number }).statusCode === 404) return null;
       throw new ImageError(`cannot reach the Docker daemon (${process.env.DOCKER_HOST ?? 'default socket'}): ${(e as Error).message}`);
     }
   }
@@ -72,10 +74,11 @@ export class ImageBuilder {
     const tag = envImageTag(contextDir);
     return this.once(tag, async () => {
       const started = Date.now();
-      if (await this.exists(tag)) {
+      const have = await this.workdirOf(tag);
+      if (have !== null) {
         this.stats.cached++;
         opts.onProgress?.({ phase: 'cached', image: tag });
-        return { image: tag, cached: true, durationMs: Date.now() - started };
+        return { image: tag, workdir: have, cached: true, durationMs: Date.now() - started };
       }
       const timeout = AbortSignal.timeout(opts.timeoutMs ?? 600_000);
       const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
@@ -88,9 +91,10 @@ export class ImageBuilder {
         throw new ImageError(`docker build could not start: ${(e as Error).message}`);
       }
       await this.follow(stream, tag, 'build', signal, opts, timeout, opts.timeoutMs ?? 600_000);
-      if (!(await this.exists(tag))) throw new ImageError(`docker build finished without producing ${tag}`);
+      const workdir = await this.workdirOf(tag);
+      if (workdir === null) throw new ImageError(`docker build finished without producing ${tag}`);
       this.stats.built++;
-      return { image: tag, cached: false, durationMs: Date.now() - started };
+      return { image: tag, workdir, cached: false, durationMs: Date.now() - started };
     });
   }
 
@@ -98,10 +102,11 @@ export class ImageBuilder {
   ensurePresent(image: string, opts: ImageOptions = {}): Promise<ImageResult> {
     return this.once(image, async () => {
       const started = Date.now();
-      if (await this.exists(image)) {
+      const have = await this.workdirOf(image);
+      if (have !== null) {
         this.stats.cached++;
         opts.onProgress?.({ phase: 'cached', image });
-        return { image, cached: true, durationMs: Date.now() - started };
+        return { image, workdir: have, cached: true, durationMs: Date.now() - started };
       }
       const timeout = AbortSignal.timeout(opts.timeoutMs ?? 1_800_000);
       const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
@@ -112,9 +117,10 @@ export class ImageBuilder {
         throw new ImageError(`image ${image} is not on this machine and could not be pulled: ${(e as Error).message}`);
       }
       await this.follow(stream, image, 'pull', signal, opts, timeout, opts.timeoutMs ?? 1_800_000);
-      if (!(await this.exists(image))) throw new ImageError(`pulling ${image} finished without the image`);
+      const workdir = await this.workdirOf(image);
+      if (workdir === null) throw new ImageError(`pulling ${image} finished without the image`);
       this.stats.pulled++;
-      return { image, cached: false, durationMs: Date.now() - started };
+      return { image, workdir, cached: false, durationMs: Date.now() - started };
     });
   }
 
