@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
 import { registerControlApi } from './api/index.js';
+import { EngineTokenTexts } from './engines/token-text.js';
 import { EventBus } from './api/events.js';
 import { closeEnginePools, DEFAULT_ENGINE_TIMEOUTS, type EngineTimeouts } from './engines/http.js';
 import { EnginePool } from './engines/pool.js';
@@ -14,16 +15,20 @@ import { startSimEngine } from './engines/sim/index.js';
 import { parseEngineConfig } from './engines/topology.js';
 import type { EngineConfig } from './engines/types.js';
 import { sendDialectError } from './gateway/errors.js';
+import { ROLLOUT_CONTROL_ROUTES } from './gateway/rollout-gateway.js';
 import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
+import { serveRunSocket } from './gateway/run-socket.js';
 import { SessionTurnCache } from './gateway/session-cache.js';
 import { guardLoopback } from './loopback-host.js';
 import { RolloutManager, type RolloutManagerOptions } from './rollouts/manager.js';
-import { openStore, POLICY_VERSION_SETTING, type Store } from './store/index.js';
+import { lockDataFolder, openStore, POLICY_VERSION_SETTING, type Store } from './store/index.js';
 
 export interface AppConfig {
   host?: string;
   port?: number;
   dataDir: string;
+  /** Who holds the data folder, shown to a second writer that is refused (default `rollgate serve`). */
+  owner?: string;
   /** Start the embedded simulated vLLM and SGLang engines (ids sim-vllm, sim-sglang). */
   sim?: boolean;
   simSeed?: number;
@@ -46,7 +51,7 @@ export interface AppConfig {
   healthIntervalMs?: number;
   uiDir?: string;
   /** Rollout manager knobs: where agent CLIs are installed (default <dataDir>/agents), callback retry policy. */
-  rollouts?: Partial<Pick<RolloutManagerOptions, 'agentsDir' | 'callbackMaxAttempts' | 'callbackBaseDelayMs'>>;
+  rollouts?: Partial<Pick<RolloutManagerOptions, 'agentsDir' | 'callbackMaxAttempts' | 'callbackBaseDelayMs' | 'defaultRuntime'>>;
 }
 
 export interface App {
@@ -60,6 +65,12 @@ export interface App {
 }
 
 export const SIM_MODEL = 'Qwen/Qwen3-8B';
+export const SIM_FLAVORS = ['vllm', 'sglang'] as const;
+
+/** An embedded sim engine (ids `sim-vllm`, `sim-sglang`, DESIGN §11). */
+export function simEngineConfig(flavor: (typeof SIM_FLAVORS)[number], url: string): EngineConfig {
+  return { id: `sim-${flavor}`, kind: flavor, replicas: [url], model: SIM_MODEL, mode: flavor === 'vllm' ? 'chat' : 'token', tokenizer: 'builtin:qwen3', simulated: true };
+}
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 const here = dirname(fileURLToPath(import.meta.url));
 export const DEFAULT_UI_DIR = resolve(here, '..', 'dist-renderer');
@@ -72,17 +83,20 @@ export async function createApp(config: AppConfig): Promise<App> {
   const closers: Array<() => Promise<void>> = [];
   const closeAll = async () => { for (const c of closers.reverse()) await c().catch(() => undefined); closers.length = 0; };
   try {
+    // One writer per data folder: a second one is refused before it touches anything the first one owns.
+    const lock = lockDataFolder(config.dataDir, config.owner ?? 'rollgate serve');
+    closers.push(async () => lock.release());
     const store = openStore({ dataDir: config.dataDir });
     closers.push(() => store.close());
-    store.sessions.markUnfinishedInterrupted();
+    store.sessions.markBatchSessionsInterrupted();
 
     const engines: EngineConfig[] = [];
     if (config.sim) {
-      for (const flavor of ['vllm', 'sglang'] as const) {
+      for (const flavor of SIM_FLAVORS) {
         // Agents ask for up to 32k output tokens; serve the sim like Qwen3 with YaRN (128k context).
         const sim = await startSimEngine({ flavor, seed: config.simSeed ?? 7, skill: config.simSkill, model: SIM_MODEL, maxModelLen: 131072 });
         closers.push(() => sim.close());
-        engines.push({ id: `sim-${flavor}`, kind: flavor, replicas: [sim.url], model: SIM_MODEL, mode: flavor === 'vllm' ? 'chat' : 'token', tokenizer: 'builtin:qwen3', simulated: true });
+        engines.push(simEngineConfig(flavor, sim.url));
       }
     }
     engines.push(...(config.engines ?? []));
@@ -97,13 +111,19 @@ export async function createApp(config: AppConfig): Promise<App> {
 
     const server = Fastify({ bodyLimit: config.bodyLimitBytes ?? 32 * 1024 * 1024, logger: false, forceCloseConnections: true });
     closers.push(() => server.close());
-    const rollouts = new RolloutManager({ store, pool, events, baseUrl: () => baseUrl, dataDir: config.dataDir, ...config.rollouts });
+    const rollouts = new RolloutManager({
+      store, pool, events, baseUrl: () => baseUrl, dataDir: config.dataDir, ...config.rollouts,
+      // A sandboxed run's only way out: its own session routes on a Unix socket, handled by this server's router.
+      serveRunSocket: (key, path) => serveRunSocket((req, res) => server.routing(req, res), key, path),
+    });
     closers.push(() => rollouts.close());
     let baseUrl = '';
     installErrorHandler(server);
     if (LOOPBACK.has(host)) guardLoopback(server, config.allowedHosts);
     if (config.controlToken) await requireControlToken(server, config.controlToken);
-    await registerControlApi(server, { store, pool, events, baseUrl: () => baseUrl, rollouts });
+    const tokenTexts = new EngineTokenTexts();
+    await tokenTexts.load(engines);
+    await registerControlApi(server, { store, pool, events, baseUrl: () => baseUrl, rollouts, tokenTexts });
     await registerGateway(server, { store, pool, events, turns: new SessionTurnCache(), maxConcurrentPerSession: config.maxConcurrentPerSession });
     await registerUi(server, config.uiDir ?? DEFAULT_UI_DIR);
 
@@ -111,6 +131,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     const addr = server.server.address();
     const port = typeof addr === 'object' && addr ? addr.port : config.port;
     baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    lock.setUrl(baseUrl);
     return { url: baseUrl, server, store, pool, events, rollouts, close: closeAll };
   } catch (err) {
     await closeAll();
@@ -133,8 +154,9 @@ function storedEngines(store: Store, taken: Set<string>): EngineConfig[] {
 }
 
 function installErrorHandler(server: FastifyInstance): void {
-  server.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
+  server.setErrorHandler((err: Error & { statusCode?: number; retryAfterSec?: number }, req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    if (err.retryAfterSec !== undefined) reply.header('retry-after', String(err.retryAfterSec));
     const message = status === 413 ? `request body is larger than the limit (${err.message})` : err.message;
     const codec = gatewayErrorCodec(req);
     if (codec) return sendDialectError(reply, codec, status, message);
@@ -145,7 +167,8 @@ function installErrorHandler(server: FastifyInstance): void {
 /**
  * The control API answers only `Authorization: Bearer <token>`, compared in constant time (digests of equal
  * length). The matched route decides what is control API, not the raw URL, so an encoded path
- * (`/%61pi/…`) cannot slip past. Agent routes keep their session keys.
+ * (`/%61pi/…`) cannot slip past. Agent routes keep their session keys. The rollout-gateway routes a trainer
+ * calls (register, trajectory, cancel, unregister) are control API too; their chat route is the agent's.
  */
 const CONTROL_COOKIE = 'rollgate_control';
 
@@ -166,7 +189,7 @@ async function requireControlToken(server: FastifyInstance, token: string): Prom
       reply.setCookie(CONTROL_COOKIE, token, { httpOnly: true, sameSite: 'strict', path: '/' });
       return reply.redirect('/');
     }
-    if (!route.startsWith('/api/') && !req.url.startsWith('/api/')) return;
+    if (!route.startsWith('/api/') && !req.url.startsWith('/api/') && !ROLLOUT_CONTROL_ROUTES.has(route)) return;
     const bearer = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
     if (!matches(bearer) && !matches(req.cookies[CONTROL_COOKIE])) {
       return reply.code(401).send({ error: { message: 'control token required', type: 'authentication_error' } });

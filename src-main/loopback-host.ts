@@ -7,6 +7,7 @@
 //    trainers send neither.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sendDialectError } from './gateway/errors.js';
+import { ROLLOUT_CONTROL_ROUTES } from './gateway/rollout-gateway.js';
 import { gatewayErrorCodec } from './gateway/routes.js';
 
 function hostName(host: string): string {
@@ -38,12 +39,17 @@ export function isCrossSiteBrowserRequest(req: Pick<FastifyRequest, 'headers'>, 
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** The control API, and the rollout-gateway routes a trainer calls (gateway/rollout-gateway.ts). */
+function isControlCall(req: FastifyRequest): boolean {
+  return req.url.startsWith('/api/') || ROLLOUT_CONTROL_ROUTES.has(req.routeOptions?.url ?? '');
+}
+
 export function guardLoopback(server: FastifyInstance, allowedHosts: readonly string[] = []): void {
   server.addHook('onRequest', async (req, reply) => {
     let message: string | null = null;
     if (!isLoopbackHostHeader(req.headers.host, allowedHosts)) {
       message = `Rollgate is bound to loopback and answers only requests addressed to localhost or 127.0.0.1 (Host: ${JSON.stringify(req.headers.host).slice(0, 120)}); allow another name with --allowed-host`;
-    } else if (req.url.startsWith('/api/') && !SAFE_METHODS.has(req.method) && isCrossSiteBrowserRequest(req, allowedHosts)) {
+    } else if (isControlCall(req) && !SAFE_METHODS.has(req.method) && isCrossSiteBrowserRequest(req, allowedHosts)) {
       message = `control API calls from a page of another site are refused (Origin: ${JSON.stringify(req.headers.origin ?? null).slice(0, 120)})`;
     }
     if (message === null) return;

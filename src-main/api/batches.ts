@@ -62,8 +62,8 @@ export async function registerBatchesApi(app: FastifyInstance, deps: ApiDeps): P
 
   app.post('/api/batches', async (req, reply) => {
     try {
-      const { id } = rollouts.submit(req.body ?? {});
-      return reply.code(201).send({ id });
+      // `runtime` says where the agents run; `warning` is set when they run unsandboxed (auto fell back to local).
+      return reply.code(201).send(rollouts.submit(req.body ?? {}));
     } catch (e) {
       if (e instanceof DatasetError) return badRequest(reply, e.message, { problems: e.problems });
       if (e instanceof BatchSpecError) return badRequest(reply, e.message);

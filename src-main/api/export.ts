@@ -19,6 +19,7 @@ import { buildSessionTraces, canonicalConversation, foldConversations, rewardInR
 import { BUILDERS } from '../core/trajectory/index.js';
 import type { BuilderName } from '../core/trajectory/types.js';
 import type { ChatMessage, CompletionRecord, FunctionTool } from '../core/types.js';
+import type { EngineTokenTexts } from '../engines/token-text.js';
 import type { CompletionIterateFilter } from '../store/index.js';
 import type { ApiDeps } from './routes.js';
 
@@ -41,6 +42,8 @@ export interface ExportOptions {
 export interface ExportSource {
   sessions: { get(id: string): SessionInfo | null };
   completions: { iterateAll(filter?: CompletionIterateFilter): Iterable<CompletionRecord> };
+  /** Token texts of the engines' ids, so chat-mode re-renders merge (engines/token-text.ts). */
+  tokenTexts?: Pick<EngineTokenTexts, 'get'>;
 }
 
 export interface ExportProgress {
@@ -87,7 +90,7 @@ export function* exportLines(source: ExportSource, opts: ExportOptions = {}, pro
     progress.sessions++;
     progress.completions += records.length;
     const session = source.sessions.get(records[0].sessionId);
-    const built = buildSessionTraces(builder, session, records);
+    const built = buildSessionTraces(builder, session, records, { tokenText: source.tokenTexts?.get(records[0].engineId) });
     const byId = format === 'sft' || opts.messages ? new Map(records.map((r) => [r.id, r])) : null;
     const sft: Array<{ id: string; reward: number | null; messages: ChatMessage[]; tools?: FunctionTool[]; st: SessionTrace }> = [];
     for (const st of built.traces) {
@@ -205,7 +208,8 @@ export async function registerExport(app: FastifyInstance, deps: ApiDeps): Promi
     const opts = parsed.opts;
     // Readable.from pulls the generator only as fast as the socket drains; a client that goes away
     // destroys the stream, which closes the generator and with it the SQLite read cursor.
-    const body = Readable.from(chunked(exportLines(store, opts)), { objectMode: false, highWaterMark: 64 * 1024 });
+    const source: ExportSource = { sessions: store.sessions, completions: store.completions, tokenTexts: deps.tokenTexts };
+    const body = Readable.from(chunked(exportLines(source, opts)), { objectMode: false, highWaterMark: 64 * 1024 });
     return reply
       .header('content-type', 'application/x-ndjson; charset=utf-8')
       .header('content-disposition', `attachment; filename="${exportFilename(opts)}"`)

@@ -32,6 +32,7 @@ export async function registerTopologyRoutes(app: FastifyInstance, deps: ApiDeps
     if (pool.get(config.id)) return fail(reply, 409, `engine ${config.id} already exists; use PUT /api/engines/${config.id}`);
     pool.add(config);
     store.engines.upsert(config);
+    await deps.tokenTexts?.load([config]);
     void pool.checkHealth(true);
     events.emit({ type: 'engines' });
     return reply.code(201).send(engineJson(pool.get(config.id)!, pool));
@@ -47,6 +48,7 @@ export async function registerTopologyRoutes(app: FastifyInstance, deps: ApiDeps
     pool.remove(id);
     pool.add(config);
     store.engines.upsert(config);
+    await deps.tokenTexts?.load([config]);
     void pool.checkHealth(true);
     events.emit({ type: 'engines' });
     return engineJson(pool.get(id)!, pool);

@@ -6,10 +6,14 @@ import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { InvalidArgumentError, type Command } from 'commander';
-import { chunked, EXPORT_FORMATS, exportLines, newProgress, writeChunks, type ExportFormat, type ExportOptions, type ExportProgress } from '../api/export.js';
+import { SIM_FLAVORS, simEngineConfig } from '../app.js';
+import { chunked, EXPORT_FORMATS, exportLines, type ExportSource, newProgress, writeChunks, type ExportFormat, type ExportOptions, type ExportProgress } from '../api/export.js';
 import { BUILDERS } from '../core/trajectory/index.js';
 import type { BuilderName } from '../core/trajectory/types.js';
 import { defaultDataDir } from '../data-dir.js';
+import { EngineTokenTexts } from '../engines/token-text.js';
+import { loadTopology, parseEngineConfig } from '../engines/topology.js';
+import { userPath } from './options.js';
 import { DB_FILENAME, openStore } from '../store/index.js';
 
 export interface ExportCommandOptions {
@@ -23,6 +27,7 @@ export interface ExportCommandOptions {
   messages?: boolean;
   out?: string;
   dataDir?: string;
+  topology?: string;
   progress?: boolean;
 }
 
@@ -55,10 +60,15 @@ export async function runExport(opts: ExportCommandOptions, io: { stdout: NodeJS
   if (opts.minReward !== undefined && opts.maxReward !== undefined && opts.minReward > opts.maxReward) {
     throw new Error('--min-reward is greater than --max-reward');
   }
-  const dataDir = resolve(opts.dataDir ?? defaultDataDir());
+  const dataDir = opts.dataDir ? userPath(opts.dataDir) : resolve(defaultDataDir());
   if (!existsSync(join(dataDir, DB_FILENAME))) throw new Error(`no Rollgate data in ${dataDir} (expected ${DB_FILENAME}); pass --data-dir`);
   const store = openStore({ dataDir });
   const progress = newProgress();
+  const engines = [...SIM_FLAVORS.map((f) => simEngineConfig(f, '')), ...(opts.topology ? loadTopology(userPath(opts.topology)) : []),
+    ...store.engines.list().flatMap((e) => { try { return [parseEngineConfig(e.config)]; } catch { return []; } })];
+  const tokenTexts = new EngineTokenTexts();
+  await tokenTexts.load(engines);
+  const source: ExportSource = { sessions: store.sessions, completions: store.completions, tokenTexts };
   const exportOpts: ExportOptions = {
     format: opts.format, builder: opts.builder, batchId: opts.batch, engineId: opts.engine, sessionId: opts.session,
     minReward: opts.minReward, maxReward: opts.maxReward, messages: opts.messages,
@@ -73,9 +83,9 @@ export async function runExport(opts: ExportCommandOptions, io: { stdout: NodeJS
     io.stderr.write(`\r${progressLine(progress)}${final ? '\n' : ''}`);
   };
   try {
-    const chunks = chunked(exportLines(store, exportOpts, progress));
+    const chunks = chunked(exportLines(source, exportOpts, progress));
     if (toFile) {
-      const file = createWriteStream(resolve(opts.out!));
+      const file = createWriteStream(userPath(opts.out!));
       try {
         await once(file, 'open');
         await writeChunks(chunks, file, showProgress ? () => show(false) : undefined);
@@ -112,6 +122,7 @@ export function registerExport(program: Command): void {
   .option('--out <file>', 'write to FILE (default: stdout)')
   .option('--no-progress', 'no progress line on stderr when writing to a file')
   .option('--data-dir <dir>', 'data folder (default: $ROLLGATE_DATA_DIR, else the app-data folder)')
+  .option('--topology <file>', 'YAML file describing engines (their tokenizers read chat-mode traces)')
   .action(async (opts: ExportCommandOptions) => {
     await runExport(opts);
   });

@@ -1,5 +1,24 @@
 // Option parsers and process plumbing shared by the CLI commands.
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
+
+/**
+ * A path the user typed, made absolute against the folder they typed it in: `npm run` starts scripts
+ * in the package root and leaves the caller's folder in INIT_CWD.
+ */
+export function userPath(p: string, env: NodeJS.ProcessEnv = process.env): string {
+  return resolve(env.INIT_CWD ?? process.cwd(), p);
+}
+
+/** A file the user named that must exist: absolute (see userPath), or a one-line error naming the option. */
+export function existingFile(option: string) {
+  return (v: string): string => {
+    const p = userPath(v);
+    if (!existsSync(p)) throw new InvalidArgumentError(`no such file: ${p}`);
+    return p;
+  };
+}
 
 export function int(name: string) {
   return (v: string) => {

@@ -6,20 +6,11 @@ import { createApp } from '../app.js';
 import { defaultDataDir } from '../data-dir.js';
 import { loadTopology } from '../engines/topology.js';
 import { int } from './options.js';
+import { call, holdingServer } from './remote.js';
 
 interface SessionOptions {
   harness: string; engine?: string; server?: string; dataDir?: string; port: number; command?: string; topology?: string;
   sim: boolean; json?: boolean; controlToken?: string;
-}
-
-async function call<T>(base: string, path: string, token: string | undefined, init: RequestInit = {}): Promise<T> {
-  const res = await fetch(`${base.replace(/\/$/, '')}${path}`, {
-    ...init,
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}), ...init.headers },
-  });
-  const body = (await res.json().catch(() => ({}))) as T & { error?: { message?: string } };
-  if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${body.error?.message ?? ''}`.trim());
-  return body;
 }
 
 async function createAndPrint(base: string, opts: SessionOptions): Promise<string> {
@@ -55,9 +46,18 @@ export function registerSession(program: Command): void {
         await createAndPrint(opts.server, opts);
         return;
       }
-      const app = await createApp({
-        dataDir: opts.dataDir ?? defaultDataDir(), port: opts.port, sim: opts.sim, engines: opts.topology ? loadTopology(opts.topology) : [],
-      });
+      let app;
+      try {
+        app = await createApp({
+          dataDir: opts.dataDir ?? defaultDataDir(), port: opts.port, sim: opts.sim, engines: opts.topology ? loadTopology(opts.topology) : [], owner: 'rollgate session',
+        });
+      } catch (e) {
+        // A Rollgate already serves this data folder: the session is made there.
+        const running = holdingServer(e);
+        if (!running) throw e;
+        await createAndPrint(running, opts);
+        return;
+      }
       let id: string;
       try {
         id = await createAndPrint(app.url, opts);

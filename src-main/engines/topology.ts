@@ -17,6 +17,16 @@ export const engineConfigSchema = z.object({
 
 const topologySchema = z.object({ engines: z.array(engineConfigSchema).min(1) }).strict();
 
+/**
+ * The mode when a config names none. SGLang: token (its chat endpoint returns no ids). vLLM: token when a
+ * tokenizer is named, since then Rollgate reuses the sampled ids verbatim and multi-turn traces merge
+ * exactly; chat otherwise (vLLM templates, and a template re-render of an earlier turn is merged only
+ * when it changes whitespace alone, see core/trajectory/rerender.ts).
+ */
+export function defaultMode(e: Pick<EngineConfig, 'kind' | 'tokenizer'>): EngineConfig['mode'] {
+  return e.kind === 'sglang' || e.tokenizer ? 'token' : 'chat';
+}
+
 /** One engine from the API or the store, validated like a topology entry; throws with the field named. */
 export function parseEngineConfig(value: unknown, source = 'engine'): EngineConfig {
   const result = engineConfigSchema.safeParse(value);
@@ -25,7 +35,7 @@ export function parseEngineConfig(value: unknown, source = 'engine'): EngineConf
     throw new Error(`${source}: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
   }
   const e = result.data;
-  return { ...e, mode: e.mode ?? (e.kind === 'sglang' ? 'token' : 'chat') };
+  return { ...e, mode: e.mode ?? defaultMode(e) };
 }
 
 export function parseTopology(text: string, source = 'topology'): EngineConfig[] {
@@ -40,7 +50,7 @@ export function parseTopology(text: string, source = 'topology'): EngineConfig[]
   return result.data.engines.map((e) => {
     if (ids.has(e.id)) throw new Error(`${source}: duplicate engine id ${e.id}`);
     ids.add(e.id);
-    return { ...e, mode: e.mode ?? (e.kind === 'sglang' ? 'token' : 'chat') };
+    return { ...e, mode: e.mode ?? defaultMode(e) };
   });
 }
 

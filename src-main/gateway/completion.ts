@@ -9,6 +9,7 @@ import type { CanonicalRequest, CompletionRecord, CompletionStatus, SessionRecor
 import { EngineAbortedError, EnginePausedError } from '../engines/pool.js';
 import { usageWithReasoning } from '../engines/reasoning-tokens.js';
 import { EngineError, type EngineResult } from '../engines/types.js';
+import { StoreUnavailableError } from '../store/index.js';
 import type { GatewayDeps } from './deps.js';
 import { sendDialectError } from './errors.js';
 
@@ -95,6 +96,18 @@ export async function handleCompletion(
     if (err instanceof EnginePausedError) {
       // Refused before reaching an engine: nothing to record, the agent retries after Retry-After.
       return sendDialectError(reply, codec, 429, err.message, undefined, err.retryAfterSec);
+    }
+    if (err instanceof StoreUnavailableError) {
+      // The database is locked elsewhere: nothing can be recorded now, so nothing is acknowledged; the agent
+      // retries after Retry-After.
+      if (clientGone) { reply.raw.destroy(); return; }
+      if (encoder) {
+        write(reply, encoder.error(503, err.message));
+        endStream(reply);
+      } else {
+        sendDialectError(reply, codec, 503, err.message, undefined, err.retryAfterSec);
+      }
+      return;
     }
     const aborted = clientGone || err instanceof EngineAbortedError;
     const status = err instanceof EngineError ? err.status : 500;

@@ -35,8 +35,8 @@ export const evaluatorSpec = z.discriminatedUnion('type', [
     /** Reward file in the work folder: a number, or an object with a `reward` (or `key`) number. */
     path: relPath.optional(),
     key: z.string().min(1).optional(),
-    /** Optional command run first (in the work folder) that writes the file. */
-    command: z.string().min(1).optional(),
+    /** The check command (run in the work folder, in a fresh sandbox) that writes the file; the agent's own file never counts. */
+    command: z.string({ error: 'the json evaluator needs a check "command" that writes the reward file (a file the agent wrote is not a reward)' }).min(1),
     timeoutMs: z.number().int().positive().optional(),
   }).strict(),
 ]);
@@ -55,6 +55,11 @@ export const taskSchema = z.object({
   image: z.string().min(1).optional(),
   workdir: z.string().regex(/^\//, 'must be an absolute path in the image').optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
+  /**
+   * Hidden check files: inline `{path: content}` or a folder (relative to the dataset file). Checks see them
+   * read-only at $ROLLGATE_TESTS_DIR (/run/rollgate/tests in a sandbox); the agent never does.
+   */
+  tests: z.union([z.record(relPath, z.string()), z.string().min(1)]).optional(),
 }).strict();
 
 /** Where a container task runs: a prebuilt `image`, or a `buildContext` folder built once (images/builder.ts). */
@@ -181,6 +186,11 @@ export function parseDataset(text: string, source: string): Task[] {
   return tasks;
 }
 
+/** A `tests` folder is relative to the dataset file's folder. */
+function withTestsFrom(tasks: Task[], dir: string): Task[] {
+  return tasks.map((t) => (typeof t.tests === 'string' && !isAbsolute(t.tests) ? { ...t, tests: resolve(dir, t.tests) } : t));
+}
+
 export function listDemoDatasets(dir: string = DEMO_DATASETS_DIR): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir).filter((f) => f.endsWith('.jsonl')).map((f) => basename(f, '.jsonl')).sort();
@@ -193,10 +203,10 @@ export function loadDataset(ref: string, cwd: string = process.cwd()): Dataset {
     const demos = listDemoDatasets();
     if (!demos.includes(name)) throw new DatasetError(ref, [`unknown demo dataset "${name}"; demos: ${demos.join(', ') || '(none)'}`]);
     const source = join(DEMO_DATASETS_DIR, `${name}.jsonl`);
-    return { name: ref, source, tasks: parseDataset(readFileSync(source, 'utf8'), ref) };
+    return { name: ref, source, tasks: withTestsFrom(parseDataset(readFileSync(source, 'utf8'), ref), dirname(source)) };
   }
   const path = resolve(cwd, ref);
   if (!existsSync(path)) throw new DatasetError(ref, [`file not found: ${path}`]);
   if (statSync(path).isDirectory()) return { name: basename(path), source: path, tasks: loadHarborTasks(path, ref) };
-  return { name: basename(path), source: path, tasks: parseDataset(readFileSync(path, 'utf8'), ref) };
+  return { name: basename(path), source: path, tasks: withTestsFrom(parseDataset(readFileSync(path, 'utf8'), ref), dirname(path)) };
 }

@@ -1,7 +1,9 @@
 // Completions repository: typed reads with cached prepared statements. Writes go through the writer.
 import Database from 'better-sqlite3';
 import type { CompletionRecord } from '../core/types.js';
-import { completionParams, rowToCompletion, type CompletionRow } from './rows.js';
+import { DeltaBases } from './delta-bases.js';
+import { DeltaBase } from './json-columns.js';
+import { completionParams, rowNeedsParent, rowToCompletion, type CompletionRow, type EncodedCompletion } from './rows.js';
 
 export interface CompletionIterateFilter {
   batchId?: string;
@@ -22,6 +24,10 @@ export class CompletionsRepo {
   private readonly countStmt: Database.Statement;
   private readonly maxSeqStmt: Database.Statement;
   private readonly byHashStmt: Database.Statement;
+  private readonly existsStmt: Database.Statement;
+  private readonly recentWithIdsStmt: Database.Statement;
+  /** Candidate parents for delta storage (delta-bases.ts). */
+  private readonly bases = new DeltaBases();
   private readonly reserved = new Map<string, number>();
   /** @internal set by openStore */
   pending: PendingView | null = null;
@@ -33,10 +39,10 @@ export class CompletionsRepo {
     this.insertStmt = db.prepare(`INSERT OR REPLACE INTO completions
       (id, session_id, seq, dialect, engine_id, replica, policy_version, request_received, request_served, response,
        finish_reason, usage, queue_ms, ttft_ms, total_ms, status, error, retry_of, created_at, body_hash,
-       n_prompt, n_output, prompt_ids, output_ids, output_logprobs)
+       n_prompt, n_output, parent_id, prompt_base, prompt_ids, output_ids, output_logprobs)
       VALUES (@id, @session_id, @seq, @dialect, @engine_id, @replica, @policy_version, @request_received, @request_served,
        @response, @finish_reason, @usage, @queue_ms, @ttft_ms, @total_ms, @status, @error, @retry_of, @created_at,
-       @body_hash, @n_prompt, @n_output, @prompt_ids, @output_ids, @output_logprobs)`);
+       @body_hash, @n_prompt, @n_output, @parent_id, @prompt_base, @prompt_ids, @output_ids, @output_logprobs)`);
     this.getStmt = db.prepare('SELECT * FROM completions WHERE id = ?');
     this.bySessionStmt = db.prepare('SELECT * FROM completions WHERE session_id = ? ORDER BY seq, created_at, id');
     this.countStmt = db.prepare('SELECT COUNT(*) AS n FROM completions WHERE session_id = ?');
@@ -44,16 +50,19 @@ export class CompletionsRepo {
     this.byHashStmt = db.prepare(
       'SELECT * FROM completions WHERE session_id = ? AND body_hash = ? ORDER BY seq DESC, created_at DESC LIMIT 1',
     );
+    this.existsStmt = db.prepare('SELECT 1 FROM completions WHERE id = ?').pluck();
+    this.recentWithIdsStmt = db.prepare(
+      'SELECT id FROM completions WHERE session_id = ? AND n_prompt > 0 ORDER BY seq DESC, created_at DESC LIMIT 3',
+    ).pluck();
   }
 
   get(id: string): CompletionRecord | null {
-    const row = this.getStmt.get(id) as CompletionRow | undefined;
-    return row ? rowToCompletion(row) : null;
+    return decodeChain(this.getStmt, id);
   }
 
   /** Committed completions of a session, ordered by seq. */
   listBySession(sessionId: string): CompletionRecord[] {
-    return (this.bySessionStmt.all(sessionId) as CompletionRow[]).map(rowToCompletion);
+    return decodeInOrder(this.bySessionStmt.all(sessionId) as CompletionRow[], (id) => decodeChain(this.getStmt, id));
   }
 
   countBySession(sessionId: string): number {
@@ -92,7 +101,7 @@ export class CompletionsRepo {
     const p = this.pending?.findPendingByBodyHash(sessionId, hash);
     if (p) return p;
     const row = this.byHashStmt.get(sessionId, hash) as CompletionRow | undefined;
-    return row ? rowToCompletion(row) : null;
+    return row ? rowToCompletion(row, (id) => mustGet(this.getStmt, id, row.id)) : null;
   }
 
   /**
@@ -114,7 +123,20 @@ export class CompletionsRepo {
       if (filter.batchId !== undefined) params.batch_id = filter.batchId;
       if (filter.engineId !== undefined) params.engine_id = filter.engineId;
       if (filter.sessionId !== undefined) params.session_id = filter.sessionId;
-      for (const row of stmt.iterate(params) as IterableIterator<CompletionRow>) yield rowToCompletion(row);
+      const byId = reader.prepare('SELECT * FROM completions WHERE id = ?');
+      // Parents come before their children in this order (a parent's seq is lower), so one session's
+      // decoded records are enough; anything else (a filter left the parent out) is read by id.
+      let session = '';
+      let seen = new Map<string, CompletionRecord>();
+      for (const row of stmt.iterate(params) as IterableIterator<CompletionRow>) {
+        if (row.session_id !== session) {
+          session = row.session_id;
+          seen = new Map();
+        }
+        const rec = rowToCompletion(row, (id) => seen.get(id) ?? mustGet(byId, id, row.id));
+        seen.set(rec.id, rec);
+        yield rec;
+      }
     } finally {
       reader.close();
     }
@@ -122,13 +144,77 @@ export class CompletionsRepo {
 
   // ---- used by the writer inside its transaction ----
 
-  /** @internal Params are pre-encoded with completionParams at enqueue time. */
-  insertEncoded(params: Record<string, unknown>): void {
-    this.insertStmt.run(params);
+  /**
+   * @internal Encoded at enqueue time. A row stored against a parent that did not get committed (its
+   * write failed) is written in full instead.
+   */
+  insertEncoded(enc: EncodedCompletion): void {
+    const parent = enc.params.parent_id as string | null;
+    this.insertStmt.run(parent !== null && !this.existsStmt.get(parent) ? enc.full() : enc.params);
   }
 
-  /** @internal */
-  static encode(rec: CompletionRecord, bodyHash: string | null): Record<string, unknown> {
-    return completionParams(rec, bodyHash);
+  /**
+   * @internal Encodes a record for the writer (snapshotting its arrays): against the session's best parent
+   * (delta-bases.ts), and remembers it as a candidate parent of the session's next completions.
+   */
+  encode(rec: CompletionRecord, bodyHash: string | null): EncodedCompletion {
+    const snap: CompletionRecord = { ...rec, promptIds: rec.promptIds.slice(), outputIds: rec.outputIds.slice(), outputLogprobs: rec.outputLogprobs.slice() };
+    if (!this.bases.has(rec.sessionId)) this.seedBases(rec.sessionId);
+    const base = this.bases.choose(rec.sessionId, snap.promptIds);
+    const next = { received: new DeltaBase(snap.requestReceived), served: new DeltaBase(snap.requestServed) };
+    const params = completionParams(snap, bodyHash, base, next);
+    if (snap.promptIds.length > 0) {
+      this.bases.add(snap.sessionId, { id: snap.id, seq: snap.seq, promptIds: snap.promptIds, outputIds: snap.outputIds, ...next });
+    }
+    return { params, full: () => completionParams(snap, bodyHash) };
   }
+
+  /** A session this process has not written yet: its latest committed completions become candidates. */
+  private seedBases(sessionId: string): void {
+    const ids = this.recentWithIdsStmt.all(sessionId) as string[];
+    const recs = ids.map((id) => this.get(id)).filter((r): r is CompletionRecord => r !== null);
+    this.bases.seed(sessionId, recs.map((r) => ({
+      id: r.id, seq: r.seq, promptIds: r.promptIds, outputIds: r.outputIds,
+      received: new DeltaBase(r.requestReceived), served: new DeltaBase(r.requestServed),
+    })));
+  }
+}
+
+function mustGet(stmt: Database.Statement, id: string, childId: string): CompletionRecord {
+  const rec = decodeChain(stmt, id);
+  if (!rec) throw new Error(`completion ${childId} is stored against ${id}, which is missing`);
+  return rec;
+}
+
+/** One record by id, decoding its chain of parents (oldest first) as far as the row needs it. */
+export function decodeChain(stmt: Database.Statement, id: string): CompletionRecord | null {
+  const first = stmt.get(id) as CompletionRow | undefined;
+  if (!first) return null;
+  const rows = [first];
+  for (let r = first; rowNeedsParent(r);) {
+    const p = stmt.get(r.parent_id) as CompletionRow | undefined;
+    if (!p) throw new Error(`completion ${r.id} is stored against ${r.parent_id}, which is missing`);
+    rows.push(p);
+    r = p;
+  }
+  let rec: CompletionRecord | null = null;
+  for (let i = rows.length - 1; i >= 0; i--) {
+    const parent = rec;
+    rec = rowToCompletion(rows[i]!, () => parent!);
+  }
+  return rec;
+}
+
+/** Rows of one session in seq order; parents outside them are read with `fallback`. */
+export function decodeInOrder(rows: CompletionRow[], fallback: (id: string) => CompletionRecord | null): CompletionRecord[] {
+  const seen = new Map<string, CompletionRecord>();
+  return rows.map((row) => {
+    const rec = rowToCompletion(row, (id) => {
+      const p = seen.get(id) ?? fallback(id);
+      if (!p) throw new Error(`completion ${row.id} is stored against ${id}, which is missing`);
+      return p;
+    });
+    seen.set(rec.id, rec);
+    return rec;
+  });
 }

@@ -84,7 +84,7 @@ export class SessionsRepo {
        WHERE id = @id`,
     );
     this.interruptStmt = db.prepare(
-      `UPDATE sessions SET status = 'interrupted', finished_at = COALESCE(finished_at, @now) WHERE status = 'active'`,
+      `UPDATE sessions SET status = 'interrupted', finished_at = COALESCE(finished_at, @now) WHERE status = 'active' AND batch_id IS NOT NULL`,
     );
   }
 
@@ -134,8 +134,12 @@ export class SessionsRepo {
     return this.get(id);
   }
 
-  /** At startup: every `active` session becomes `interrupted`. Returns how many changed. */
-  markUnfinishedInterrupted(now: number = Date.now()): number {
+  /**
+   * At startup: every `active` session of a batch becomes `interrupted` (its agent was a child of the process
+   * that died). Manual and trainer sessions stay `active`: their agents run elsewhere and may carry on.
+   * Returns how many changed.
+   */
+  markBatchSessionsInterrupted(now: number = Date.now()): number {
     return this.interruptStmt.run({ now }).changes;
   }
 

@@ -226,7 +226,9 @@ export interface Trace {
   reward: number | null;
   policyVersions: number[];
   breaks: TraceBreak[];
-  proof?: { ok: boolean; turns: Array<{ completionId: string; promptLength: number; outputLength: number }> };
+  proof?: { ok: boolean; turns: Array<{ completionId: string; promptLength: number; outputLength: number; rerendered?: number; outputStart?: number }> };
+  /** Chat-mode re-renders: sampled ids the engine later read as `served` (same text but whitespace). */
+  rerendered?: Array<{ at: number; sampled: number[]; served: number[]; completionId: string; servedIn: string }>;
   origin?: { kind: string; fromTraceId?: string; afterCompletionId?: string; tokenIndex?: number; samePromptAs?: string; reason?: string };
   skipped?: Array<{ completionId: string; reason: string; replacedBy?: string }>;
   taskId?: string | null;

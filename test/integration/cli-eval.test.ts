@@ -1,29 +1,17 @@
 // `rollgate eval` and `rollgate session` as child processes (tsx src-main/cli.ts …), temp data dirs.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src-main/store/index.js';
 import { startTestApp } from '../helpers/app.js';
-import { REPO_ROOT } from '../helpers/paths.js';
+import { runCli } from '../helpers/cli.js';
 
-const TSX = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
 const dirs: string[] = [];
 afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
 const tempDir = () => { const d = mkdtempSync(join(tmpdir(), 'rollgate-cli-')); dirs.push(d); return d; };
 
-function rollgate(args: string[], timeoutMs = 150_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(TSX, [join(REPO_ROOT, 'src-main/cli.ts'), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
-  });
-}
+const rollgate = runCli;
 
 describe('rollgate eval', () => {
   it('runs demo:calculator with the builtin agent, shows progress, prints the reward table and exits 0', async () => {

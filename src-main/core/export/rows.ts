@@ -62,6 +62,7 @@ function traceMetadata(trace: Trace, ctx: TraceContext): Record<string, unknown>
     breaks: trace.breaks,
     skipped: trace.skipped,
     proof_ok: trace.proof.ok,
+    rerendered: trace.rerendered,
   };
 }
 

@@ -31,7 +31,7 @@ export interface SessionTracesResult {
   stats: BuildResult['stats'];
 }
 
-export type SessionBuildOptions = Pick<BuildOptions, 'retries' | 'onPolicyChange'>;
+export type SessionBuildOptions = Pick<BuildOptions, 'retries' | 'onPolicyChange' | 'tokenText'>;
 
 /** The record id inside a response id an agent saw (`chatcmpl-<id>`, `msg_<id>`, `resp_<id>`); other keys as given. */
 export function completionIdOf(key: string): string {
@@ -107,7 +107,7 @@ function rowMetadata(session: SessionInfo, rewardSource: RewardSource): Record<s
 export function buildSessionTraces(
   builder: BuilderName, session: SessionInfo | null, records: readonly CompletionRecord[], opts: SessionBuildOptions = {},
 ): SessionTracesResult {
-  const result = buildTraces(builder, records, { retries: opts.retries, onPolicyChange: opts.onPolicyChange });
+  const result = buildTraces(builder, records, { retries: opts.retries, onPolicyChange: opts.onPolicyChange, tokenText: opts.tokenText });
   const engineOf = new Map<string, string>();
   for (const r of records) engineOf.set(r.id, r.engineId);
   const perTrace = session ? traceRewardsOf(session) : null;

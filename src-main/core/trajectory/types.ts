@@ -46,11 +46,34 @@ export type TraceOrigin =
   /** Started because the previous trace was split (policy change or failed proof). */
   | { kind: 'split'; fromTraceId: string; afterCompletionId: string; reason: 'policy-changed' | 'proof-failed' };
 
-/** One turn of a trace: its engine prompt is full[0:promptLength]; its sampled ids follow. */
+/**
+ * One turn of a trace: its engine prompt is full[0:promptLength]; its sampled ids follow. When earlier
+ * outputs of the trace were re-rendered (chat mode, see rerender.ts), its engine prompt is that prefix
+ * with the first `rerendered` spans of the trace swapped for their served ids, and its sampled ids start
+ * at `outputStart` in full (= promptLength minus the served ids' surplus).
+ */
 export interface ProofTurn {
   completionId: string;
   promptLength: number;
   outputLength: number;
+  rerendered?: number;
+  outputStart?: number;
+}
+
+/**
+ * Sampled ids that later engine prompts of the same trace held in another form with the same text but
+ * for whitespace (chat mode: the template re-renders the turn from the message the agent sent back).
+ * The trace keeps the sampled ids (mask 1); `served` is what the engine read in their place. The later
+ * turns' logprobs were computed with `served` in the context.
+ */
+export interface RerenderedSpan {
+  /** Index into the trace's full sequence (promptIds ++ responseIds) of the first sampled id. */
+  at: number;
+  sampled: number[];
+  served: number[];
+  completionId: string;
+  /** The completion whose prompt first held `served`. */
+  servedIn: string;
 }
 
 /**
@@ -90,6 +113,8 @@ export interface Trace {
   proof: TraceProof;
   origin: TraceOrigin;
   skipped: SkippedCompletion[];
+  /** Chat-mode re-renders the trace merged across (empty when every prompt extends the trace exactly). */
+  rerendered: RerenderedSpan[];
 }
 
 export interface BuildOptions {
@@ -103,6 +128,12 @@ export interface BuildOptions {
   retries?: 'separate' | 'replace';
   /** prefix-merge: 'record' (default) lets a chain span versions (see policyVersions); 'split' breaks it. */
   onPolicyChange?: 'record' | 'split';
+  /**
+   * prefix-merge: the engine tokenizer's text of one id. With it, a prompt that re-renders the previous
+   * turn's output with only whitespace changed (chat mode) continues the trace, the difference recorded
+   * in `rerendered`; without it such a prompt is a 'prompt-diverged' break.
+   */
+  tokenText?: (id: number) => string;
 }
 
 /** A non-ok completion that extends no ok completion (so it has no trace to be listed in). */
