@@ -29,7 +29,8 @@ export interface BatchRecord {
 export type BatchPatch = Partial<Pick<BatchRecord, 'status' | 'error' | 'callback' | 'startedAt' | 'finishedAt'>>;
 
 export type RunStatus = 'running' | 'done' | 'interrupted';
-export type RunOutcome = 'ok' | 'agent_error' | 'timeout' | 'cancelled' | 'start_error';
+/** task_error: the task itself could not run (broken task folder, image that does not build). */
+export type RunOutcome = 'ok' | 'agent_error' | 'timeout' | 'cancelled' | 'start_error' | 'task_error';
 
 export interface EvaluatorVerdict {
   type: string;

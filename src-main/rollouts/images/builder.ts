@@ -1,9 +1,10 @@
 // Task images (DESIGN §7): a Harbor task's environment/ is built once through the Docker Engine API
 // (`POST /build` via dockerode, so DOCKER_HOST and Podman's Docker-compatible socket work) and tagged
-// `rollgate-env:<content hash>`. The tag is the cache: a later batch, or another task with the same
+// `rollgate-env:<hash of its files and of the ids of its FROM images>`. The tag is the cache: a later batch, or another task with the same
 // environment, finds the image and builds nothing. A prebuilt image named by a task (`image` in a JSONL
 // row, `docker_image` in task.toml) is used when present locally, else pulled.
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { contextHash, listFiles } from './context-hash.js';
@@ -43,9 +44,24 @@ export class ImageError extends Error {
   }
 }
 
-/** The tag a build context gets: the same files always give the same tag. */
-export function envImageTag(contextDir: string): string {
-  return `${ENV_IMAGE_REPO}:${contextHash(contextDir).slice(0, 32)}`;
+/** The images a Dockerfile starts FROM (build stages it names itself left out). */
+export function fromImages(dockerfile: string): string[] {
+  const stages = new Set<string>();
+  const out: string[] = [];
+  for (const m of dockerfile.matchAll(/^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?/gim)) {
+    if (!stages.has(m[1].toLowerCase()) && m[1] !== 'scratch') out.push(m[1]);
+    if (m[2]) stages.add(m[2].toLowerCase());
+  }
+  return out;
+}
+
+/**
+ * The tag a build context gets: its files plus the ids of the images it starts FROM, so the same
+ * environment on a changed base image (re-imported, pulled anew) is built again rather than reused.
+ */
+export function envImageTag(contextDir: string, baseIds: string[] = []): string {
+  const h = createHash('sha256').update(contextHash(contextDir)).update(`\0${baseIds.join('\0')}`).digest('hex');
+  return `${ENV_IMAGE_REPO}:${h.slice(0, 32)}`;
 }
 
 interface StreamEvent { stream?: string; status?: string; progress?: string; error?: string; errorDetail?: { message?: string } }
@@ -57,6 +73,23 @@ export class ImageBuilder {
   readonly stats = { built: 0, pulled: 0, cached: 0 };
 
   constructor(readonly docker: Docker = new Docker()) {}
+
+  /** The local ids of the images `contextDir`'s Dockerfile starts FROM (`name@absent` for one not pulled yet). */
+  async baseIds(contextDir: string): Promise<string[]> {
+    const names = fromImages(readFileSync(join(contextDir, 'Dockerfile'), 'utf8'));
+    return Promise.all(names.map(async (n) => {
+      try {
+        return (await this.docker.getImage(n).inspect()).Id;
+      } catch {
+        return `${n}@absent`;
+      }
+    }));
+  }
+
+  /** The tag `contextDir` builds to now (see envImageTag). */
+  async tagFor(contextDir: string): Promise<string> {
+    return envImageTag(contextDir, await this.baseIds(contextDir));
+  }
 
   /** The image's WORKDIR when it exists on the daemon, else null. */
   async workdirOf(image: string): Promise<string | null> {
@@ -71,8 +104,8 @@ export class ImageBuilder {
   /** Builds `contextDir` (a folder holding a Dockerfile) unless an image of the same content exists. */
   ensureBuilt(contextDir: string, opts: ImageOptions = {}): Promise<ImageResult> {
     if (!existsSync(join(contextDir, 'Dockerfile'))) return Promise.reject(new ImageError(`no Dockerfile in ${contextDir}`));
-    const tag = envImageTag(contextDir);
-    return this.once(tag, async () => {
+    return this.once(`build:${contextDir}`, async () => {
+      const tag = await this.tagFor(contextDir);
       const started = Date.now();
       const have = await this.workdirOf(tag);
       if (have !== null) {
