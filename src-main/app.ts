@@ -11,7 +11,9 @@ import { EngineTokenTexts } from './engines/token-text.js';
 import { EventBus } from './api/events.js';
 import { closeEnginePools, DEFAULT_ENGINE_TIMEOUTS, type EngineTimeouts } from './engines/http.js';
 import { EnginePool } from './engines/pool.js';
-import { startSimEngine } from './engines/sim/index.js';
+import { getFamily } from './core/families/index.js';
+import { SIM_MODELS, startSimEngine } from './engines/sim/index.js';
+import { checkTokenFormat } from './engines/token-format.js';
 import { parseEngineConfig } from './engines/topology.js';
 import type { EngineConfig } from './engines/types.js';
 import { sendDialectError } from './gateway/errors.js';
@@ -34,6 +36,8 @@ export interface AppConfig {
   simSeed?: number;
   /** Probability that the sim policy answers right (default 0.8, so demo rewards vary). */
   simSkill?: number;
+  /** The model family the embedded sim engines speak (core/families). Default qwen3. */
+  simFamily?: string;
   engines?: EngineConfig[];
   /** Required when binding a non-loopback host. */
   controlToken?: string;
@@ -68,8 +72,14 @@ export const SIM_MODEL = 'Qwen/Qwen3-8B';
 export const SIM_FLAVORS = ['vllm', 'sglang'] as const;
 
 /** An embedded sim engine (ids `sim-vllm`, `sim-sglang`, DESIGN §11). */
-export function simEngineConfig(flavor: (typeof SIM_FLAVORS)[number], url: string): EngineConfig {
-  return { id: `sim-${flavor}`, kind: flavor, replicas: [url], model: SIM_MODEL, mode: flavor === 'vllm' ? 'chat' : 'token', tokenizer: 'builtin:qwen3', simulated: true };
+/** The embedded sim engine of a flavour, speaking `familyName` (default qwen3, vLLM in chat mode). */
+export function simEngineConfig(flavor: (typeof SIM_FLAVORS)[number], url: string, familyName?: string): EngineConfig {
+  const family = familyName ? getFamily(familyName) : undefined;
+  return {
+    id: `sim-${flavor}`, kind: flavor, replicas: [url], model: family ? SIM_MODELS[family.name]! : SIM_MODEL,
+    mode: flavor === 'vllm' ? 'chat' : 'token',
+    tokenizer: family?.defaultTokenizer ?? 'builtin:qwen3', ...(family ? { family: family.name } : {}), simulated: true,
+  };
 }
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -94,11 +104,14 @@ export async function createApp(config: AppConfig): Promise<App> {
     if (config.sim) {
       for (const flavor of SIM_FLAVORS) {
         // Agents ask for up to 32k output tokens; serve the sim like Qwen3 with YaRN (128k context).
-        const sim = await startSimEngine({ flavor, seed: config.simSeed ?? 7, skill: config.simSkill, model: SIM_MODEL, maxModelLen: 131072 });
+        const engine = simEngineConfig(flavor, '', config.simFamily);
+        const sim = await startSimEngine({ flavor, seed: config.simSeed ?? 7, skill: config.simSkill, model: engine.model, family: config.simFamily, maxModelLen: 131072 });
         closers.push(() => sim.close());
-        engines.push(simEngineConfig(flavor, sim.url));
+        engines.push({ ...engine, replicas: [sim.url] });
       }
     }
+    // A topology whose tokenizer is missing or does not match its family fails here, naming the field.
+    for (const e of config.engines ?? []) await checkTokenFormat(e).catch((err: Error) => { throw new Error(`engine ${e.id}: ${err.message}`); });
     engines.push(...(config.engines ?? []));
     engines.push(...storedEngines(store, new Set(engines.map((e) => e.id))));
     // Every engine, also those added later through the API, gets the same timeouts.
