@@ -11,7 +11,9 @@ import { EngineTokenTexts } from './engines/token-text.js';
 import { EventBus } from './api/events.js';
 import { closeEnginePools, DEFAULT_ENGINE_TIMEOUTS, type EngineTimeouts } from './engines/http.js';
 import { EnginePool } from './engines/pool.js';
-import { startSimEngine } from './engines/sim/index.js';
+import { getFamily } from './core/families/index.js';
+import { SIM_MODELS, startSimEngine } from './engines/sim/index.js';
+import { checkTokenFormat } from './engines/token-format.js';
 import { parseEngineConfig } from './engines/topology.js';
 import type { EngineConfig } from './engines/types.js';
 import { sendDialectError } from './gateway/errors.js';
@@ -19,7 +21,7 @@ import { ROLLOUT_CONTROL_ROUTES } from './gateway/rollout-gateway.js';
 import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
 import { serveRunSocket } from './gateway/run-socket.js';
 import { SessionTurnCache } from './gateway/session-cache.js';
-import { guardLoopback } from './loopback-host.js';
+import { guardLoopback, LOOPBACK_HOSTS, requireJsonControlCalls } from './loopback-host.js';
 import { RolloutManager, type RolloutManagerOptions } from './rollouts/manager.js';
 import { lockDataFolder, openStore, POLICY_VERSION_SETTING, type Store } from './store/index.js';
 
@@ -34,6 +36,8 @@ export interface AppConfig {
   simSeed?: number;
   /** Probability that the sim policy answers right (default 0.8, so demo rewards vary). */
   simSkill?: number;
+  /** The model family the embedded sim engines speak (core/families). Default qwen3. */
+  simFamily?: string;
   engines?: EngineConfig[];
   /** Required when binding a non-loopback host. */
   controlToken?: string;
@@ -72,17 +76,22 @@ export const SIM_MODEL = 'Qwen/Qwen3-8B';
 export const SIM_FLAVORS = ['vllm', 'sglang'] as const;
 
 /** An embedded sim engine (ids `sim-vllm`, `sim-sglang`, DESIGN §11). */
-export function simEngineConfig(flavor: (typeof SIM_FLAVORS)[number], url: string): EngineConfig {
-  return { id: `sim-${flavor}`, kind: flavor, replicas: [url], model: SIM_MODEL, mode: flavor === 'vllm' ? 'chat' : 'token', tokenizer: 'builtin:qwen3', simulated: true };
+/** The embedded sim engine of a flavour, speaking `familyName` (default qwen3, vLLM in chat mode). */
+export function simEngineConfig(flavor: (typeof SIM_FLAVORS)[number], url: string, familyName?: string): EngineConfig {
+  const family = familyName ? getFamily(familyName) : undefined;
+  return {
+    id: `sim-${flavor}`, kind: flavor, replicas: [url], model: family ? SIM_MODELS[family.name]! : SIM_MODEL,
+    mode: flavor === 'vllm' ? 'chat' : 'token',
+    tokenizer: family?.defaultTokenizer ?? 'builtin:qwen3', ...(family ? { family: family.name } : {}), simulated: true,
+  };
 }
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 const here = dirname(fileURLToPath(import.meta.url));
 export const DEFAULT_UI_DIR = resolve(here, '..', 'dist-renderer');
 
 export async function createApp(config: AppConfig): Promise<App> {
   const host = config.host ?? '127.0.0.1';
-  if (!LOOPBACK.has(host) && !config.controlToken) {
-    throw new Error(`refusing to bind ${host} without a control token (set ROLLGATE_CONTROL_TOKEN or --control-token)`);
+  if (!LOOPBACK_HOSTS.has(host) && !config.controlToken) {
+    throw new Error(`refusing to bind ${host} without a control token (rollgate serve keeps one in <data-dir>/control-token, mode 0600)`);
   }
   const closers: Array<() => Promise<void>> = [];
   const closeAll = async () => { for (const c of closers.reverse()) await c().catch(() => undefined); closers.length = 0; };
@@ -98,11 +107,14 @@ export async function createApp(config: AppConfig): Promise<App> {
     if (config.sim) {
       for (const flavor of SIM_FLAVORS) {
         // Agents ask for up to 32k output tokens; serve the sim like Qwen3 with YaRN (128k context).
-        const sim = await startSimEngine({ flavor, seed: config.simSeed ?? 7, skill: config.simSkill, model: SIM_MODEL, maxModelLen: 131072 });
+        const engine = simEngineConfig(flavor, '', config.simFamily);
+        const sim = await startSimEngine({ flavor, seed: config.simSeed ?? 7, skill: config.simSkill, model: engine.model, family: config.simFamily, maxModelLen: 131072 });
         closers.push(() => sim.close());
-        engines.push(simEngineConfig(flavor, sim.url));
+        engines.push({ ...engine, replicas: [sim.url] });
       }
     }
+    // A topology whose tokenizer is missing or does not match its family fails here, naming the field.
+    for (const e of config.engines ?? []) await checkTokenFormat(e).catch((err: Error) => { throw new Error(`engine ${e.id}: ${err.message}`); });
     engines.push(...(config.engines ?? []));
     engines.push(...storedEngines(store, new Set(engines.map((e) => e.id))));
     // Every engine, also those added later through the API, gets the same timeouts.
@@ -127,7 +139,8 @@ export async function createApp(config: AppConfig): Promise<App> {
     closers.push(() => rollouts.close());
     let baseUrl = '';
     installErrorHandler(server);
-    if (LOOPBACK.has(host)) guardLoopback(server, config.allowedHosts);
+    if (LOOPBACK_HOSTS.has(host)) guardLoopback(server, config.allowedHosts);
+    requireJsonControlCalls(server);
     if (config.controlToken) await requireControlToken(server, config.controlToken);
     const tokenTexts = new EngineTokenTexts();
     await tokenTexts.load(engines);

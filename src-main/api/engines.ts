@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { EnginePool, PoolEngine } from '../engines/pool.js';
+import { tokenizerSpecOf } from '../engines/token-format.js';
 import { POLICY_VERSION_SETTING } from '../store/index.js';
 import type { ApiDeps } from './routes.js';
 
@@ -25,7 +26,7 @@ export function engineJson(e: PoolEngine, pool: EnginePool) {
     id: e.config.id, kind: e.config.kind, model: e.config.model, mode: e.config.mode,
     ...(e.config.developerRole ? { developerRole: e.config.developerRole } : {}),
     ...(e.config.dataParallelSize ? { dataParallelSize: e.config.dataParallelSize } : {}),
-    tokenizer: e.config.tokenizer ?? 'builtin:qwen3', simulated: e.config.simulated ?? false,
+    tokenizer: tokenizerSpecOf(e.config), ...(e.config.mode === 'token' || e.config.family ? { family: e.config.family ?? null } : {}), simulated: e.config.simulated ?? false,
     paused: pool.gate.mode !== null, policyVersion: pool.policyVersion, failovers: e.failovers, queued: e.queued,
     replicas: e.replicas.map((r) => ({
       url: r.url, healthy: r.healthy, inFlight: r.inFlight, engineLoad: r.engineLoad, lastCheckedAt: r.lastCheckedAt,

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { EngineConfig } from '../engines/types.js';
 import { createAdapter } from '../engines/pool.js';
 import { parseEngineConfig } from '../engines/topology.js';
-import { loadTokenizer } from '../engines/tokenizer/index.js';
+import { checkTokenFormat } from '../engines/token-format.js';
 import { engineJson } from './engines.js';
 import type { ApiDeps } from './routes.js';
 
@@ -15,11 +15,7 @@ function fail(reply: import('fastify').FastifyReply, status: number, message: st
 async function validated(body: unknown): Promise<EngineConfig> {
   const config = parseEngineConfig(body);
   createAdapter(config);
-  try {
-    await loadTokenizer(config.tokenizer ?? 'builtin:qwen3');
-  } catch (err) {
-    throw new Error(`tokenizer: ${(err as Error).message}`);
-  }
+  await checkTokenFormat(config);
   return config;
 }
 

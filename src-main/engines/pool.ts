@@ -2,14 +2,13 @@
 // that have not reached the agent, the weight-sync pause gate, and the policy version.
 import type { CanonicalDelta } from '../core/types.js';
 import { DEFAULT_ENGINE_TIMEOUTS, type EngineTimeouts } from './http.js';
+import { driverFor } from './drivers/index.js';
 import { forwardToEngine, type ForwardResult } from './engine-control.js';
 import { readEngineLoad } from './engine-load.js';
 import { EnginePausedError, PauseGate, type PauseMode } from './pause-gate.js';
 import { ReplicaStats } from './replica-stats.js';
-import { SglangTokenAdapter } from './sglang-token.js';
 import { EngineError, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineResult } from './types.js';
-import { VllmChatAdapter } from './vllm-chat.js';
-import { VllmTokenAdapter } from './vllm-token.js';
+import { TokenModeAdapter } from './token-mode.js';
 
 export { EnginePausedError, type PauseMode } from './pause-gate.js';
 
@@ -62,13 +61,15 @@ export interface PoolRun {
   readonly events: AsyncGenerator<CanonicalDelta, EngineResult, void>;
 }
 
+/** The adapter for an engine's kind and mode: its driver's chat adapter, or the shared token-mode loop. */
 export function createAdapter(config: EngineConfig): EngineAdapter {
-  if (config.kind === 'vllm') return config.mode === 'token' ? new VllmTokenAdapter(config) : new VllmChatAdapter(config);
-  if (config.kind === 'sglang') {
-    if (config.mode === 'chat') throw new Error(`engine ${config.id}: SGLang 0.5.x returns no token ids in chat mode; use mode: token`);
-    return new SglangTokenAdapter(config);
+  const driver = driverFor(config.kind);
+  if (!driver.modes.includes(config.mode)) {
+    throw new Error(`engine ${config.id}: mode: ${driver.missingModes?.[config.mode] ?? `${driver.label} has no ${config.mode} mode`} (modes: ${driver.modes.join(', ')})`);
   }
-  throw new Error(`engine ${(config as EngineConfig).id}: unknown kind ${(config as EngineConfig).kind}`);
+  if (config.mode === 'token') return new TokenModeAdapter(config, driver);
+  if (!driver.chatAdapter) throw new Error(`engine ${config.id}: ${driver.label} has no chat adapter`);
+  return driver.chatAdapter(config);
 }
 
 const MAX_BACKOFF_MS = 30_000;

@@ -2,15 +2,18 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { z } from 'zod';
+import { FAMILY_NAMES } from '../core/families/index.js';
+import { driverFor, ENGINE_KINDS } from './drivers/index.js';
 import type { EngineConfig } from './types.js';
 
 export const engineConfigSchema = z.object({
   id: z.string().regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, dot, dash or underscore'),
-  kind: z.enum(['vllm', 'sglang']),
+  kind: z.enum(ENGINE_KINDS),
   replicas: z.array(z.url()).min(1),
   model: z.string().min(1),
   mode: z.enum(['chat', 'token']).optional(),
   tokenizer: z.string().optional(),
+  family: z.enum(FAMILY_NAMES).optional(),
   dataParallelSize: z.number().int().min(1).max(1024).optional(),
   developerRole: z.enum(['system', 'developer']).optional(),
 }).strict();
@@ -18,13 +21,14 @@ export const engineConfigSchema = z.object({
 const topologySchema = z.object({ engines: z.array(engineConfigSchema).min(1) }).strict();
 
 /**
- * The mode when a config names none. SGLang: token (its chat endpoint returns no ids). vLLM: token when a
- * tokenizer is named, since then Rollgate reuses the sampled ids verbatim and multi-turn traces merge
- * exactly; chat otherwise (vLLM templates, and a template re-render of an earlier turn is merged only
- * when it changes whitespace alone, see core/trajectory/rerender.ts).
+ * The mode when a config names none: the driver's default (SGLang: token, its chat endpoint returns no
+ * ids), but token wherever the kind has it and a tokenizer or family is named, since then Rollgate reuses
+ * the sampled ids verbatim and multi-turn traces merge exactly (vLLM's chat mode templates itself, and a
+ * re-render of an earlier turn is merged only when it changes whitespace alone, core/trajectory/rerender.ts).
  */
-export function defaultMode(e: Pick<EngineConfig, 'kind' | 'tokenizer'>): EngineConfig['mode'] {
-  return e.kind === 'sglang' || e.tokenizer ? 'token' : 'chat';
+export function defaultMode(e: Pick<EngineConfig, 'kind' | 'tokenizer' | 'family'>): EngineConfig['mode'] {
+  const driver = driverFor(e.kind);
+  return (e.tokenizer || e.family) && driver.modes.includes('token') ? 'token' : driver.defaultMode;
 }
 
 /** One engine from the API or the store, validated like a topology entry; throws with the field named. */

@@ -9,6 +9,7 @@ import { canonicalResponse } from '../core/response.js';
 import type { CanonicalRequest, CompletionRecord, CompletionStatus, SessionRecord } from '../core/types.js';
 import { EngineAbortedError, EnginePausedError } from '../engines/pool.js';
 import { usageWithReasoning } from '../engines/reasoning-tokens.js';
+import { tokenizerSpecOf } from '../engines/token-format.js';
 import { EngineError, type EngineResult } from '../engines/types.js';
 import { StoreUnavailableError } from '../store/index.js';
 import type { GatewayDeps } from './deps.js';
@@ -81,7 +82,7 @@ export async function handleCompletion(
       step = await run.next();
     }
     const result: EngineResult = step.value;
-    const usage = await usageWithReasoning(result, deps.pool.get(engineId)?.config.tokenizer ?? 'builtin:qwen3');
+    const usage = await usageWithReasoning(result, tokenizerSpecOf(deps.pool.get(engineId)?.config ?? {}));
     const response = canonicalResponse({ id: state.id, model: canonical.model, created: state.created }, result, result.finishReason, usage, result.stopSequence);
     await deps.store.writer.putCompletion(record({
       status: 'ok', requestServed: result.requestServed, response, finishReason: response.finish_reason, usage,

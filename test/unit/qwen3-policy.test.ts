@@ -1,6 +1,6 @@
 // The sim's seeded policy, read from rendered Qwen3 prompts (engines/sim/policy.ts).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parseQwen3Output } from '../../src-main/core/qwen3/output-parser.js';
+import { parseQwen3Output } from '../../src-main/core/families/qwen3/output-parser.js';
 import type { ChatMessage, FunctionTool } from '../../src-main/core/types.js';
 import { decide } from '../../src-main/engines/sim/policy.js';
 import { loadTokenizer, type ChatTokenizer } from '../../src-main/engines/tokenizer/index.js';

@@ -1,6 +1,6 @@
 // Recognises the tools an agent offers by role (calculator, shell, file reader), whatever they are named,
 // and builds their arguments from the tool's own JSON schema.
-import type { PromptTool } from './prompt-view.js';
+import type { PromptTool } from '../../core/families/index.js';
 
 type Schema = Record<string, unknown>;
 

@@ -17,6 +17,8 @@ export interface ContainerSpec {
   labels: Record<string, string>;
   /** Keep the stopped container (the caller snapshots and removes it). */
   keep?: boolean;
+  /** The image's own filesystem is read-only (everything writable is a mount). */
+  readonlyRootfs: boolean;
 }
 
 const sink = (capture: BoundedCapture) => new Writable({ write(chunk: Buffer, _enc, cb) { capture.push(chunk); cb(); } });
@@ -42,7 +44,7 @@ export async function runContainer(docker: Docker, spec: ContainerSpec, opts: Ru
         NetworkMode: 'none', Binds: spec.binds,
         Memory: spec.limits.memoryMb * mb, MemorySwap: spec.limits.memoryMb * mb, PidsLimit: spec.limits.processes,
         Ulimits: [{ Name: 'fsize', Soft: spec.limits.fileSizeMb * mb, Hard: spec.limits.fileSizeMb * mb }, { Name: 'core', Soft: 0, Hard: 0 }],
-        SecurityOpt: ['no-new-privileges'],
+        SecurityOpt: ['no-new-privileges'], ReadonlyRootfs: spec.readonlyRootfs,
       },
     });
   } catch (e) {

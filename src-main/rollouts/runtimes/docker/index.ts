@@ -44,6 +44,8 @@ export const dockerRuntime: Runtime = {
     const mapped = toolMounts(spec.tools);
     const tools = mapped.mounts.map((m) => `${m.host}:${m.sandbox}:ro`);
     const labels = { 'rollgate.run': spec.id };
+    // The agent writes only to its mounts, unless its work folder lives in the image (Harbor environments).
+    const readonlyRootfs = !spec.workFromImage;
     let snapshot: string | null = null;
     const sandbox: Sandbox = {
       runtime: 'docker',
@@ -56,10 +58,10 @@ export const dockerRuntime: Runtime = {
         const binds = [
           ...(spec.workFromImage ? [] : [`${host.work}:${paths.work}`]),
           `${host.home}:${paths.home}`, `${host.tmp}:${paths.tmp}`, `${host.socketDir}:${IN.socketDir}`,
-          `${FORWARDER_PATH}:${IN.forwarder}:ro`, ...tools,
+          `${FORWARDER_PATH}:${IN.forwarder}:ro`, ...tools, ...(spec.mounts ?? []).map((m) => `${m.host}:${m.target}:ro`),
         ];
         const r = await runContainer(docker, {
-          image, workdir: paths.work, binds, limits, labels, env: plan.env, keep: !!spec.workFromImage,
+          image, workdir: paths.work, binds, limits, labels, env: plan.env, keep: !!spec.workFromImage, readonlyRootfs,
           cmd: [mapped.map(nodeExecutable()), IN.forwarder, String(layout.port), IN.socket, '--', mapped.map(plan.file), ...plan.args.map(mapped.map)],
         }, opts);
         if (spec.workFromImage && r.container) {
@@ -85,7 +87,7 @@ export const dockerRuntime: Runtime = {
         ];
         const env = checkEnv({ home: paths.home, tmp: paths.tmp, output: IN.agentOutput, tests: check.checkFiles ? CHECK_FILES_DIR : undefined }, check.env, SANDBOX_SYSTEM_PATH, mapped.map(nodeBinDir()));
         const { container: _c, ...result } = await runContainer(docker, {
-          image: snapshot ?? image, workdir: paths.work, binds, limits, labels, env, cmd: ['/bin/sh', '-c', check.command],
+          image: check.fromImage ? image : snapshot ?? image, workdir: paths.work, binds, limits, labels, env, cmd: ['/bin/sh', '-c', check.command], readonlyRootfs,
         }, opts);
         return result;
       },

@@ -1,12 +1,12 @@
 // vLLM in chat mode (DESIGN §4): the engine templates; ids come back with return_token_ids.
-import type { CanonicalDelta, FinishReason } from '../core/types.js';
-import { DeltaCollector } from '../core/delta-collector.js';
-import { isContextLengthError } from './context-room.js';
-import { engineErrorFrom, engineRequest, probeHealth, sseData } from './http.js';
-import { servedMessage, samplingFields } from './served-messages.js';
-import { matchedStopString } from './stop-sequence.js';
-import { EngineError, type DeveloperRole, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineResult, type EngineRun } from './types.js';
-import { TokenAccumulator } from './token-accumulator.js';
+import type { CanonicalDelta, FinishReason } from '../../../core/types.js';
+import { DeltaCollector } from '../../../core/delta-collector.js';
+import { isContextLengthError } from '../../context-room.js';
+import { engineErrorFrom, engineRequest, probeHealth, sseData } from '../../http.js';
+import { servedMessage, samplingFields } from '../../served-messages.js';
+import { matchedStopString } from '../../stop-sequence.js';
+import { EngineError, type DeveloperRole, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineResult, type EngineRun } from '../../types.js';
+import { TokenAccumulator } from '../../token-accumulator.js';
 
 interface VllmToolCallDelta { index: number; id?: string; function?: { name?: string; arguments?: string } }
 interface VllmChunk {
