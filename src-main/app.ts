@@ -21,7 +21,7 @@ import { ROLLOUT_CONTROL_ROUTES } from './gateway/rollout-gateway.js';
 import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
 import { serveRunSocket } from './gateway/run-socket.js';
 import { SessionTurnCache } from './gateway/session-cache.js';
-import { guardLoopback } from './loopback-host.js';
+import { guardLoopback, LOOPBACK_HOSTS, requireJsonControlCalls } from './loopback-host.js';
 import { RolloutManager, type RolloutManagerOptions } from './rollouts/manager.js';
 import { lockDataFolder, openStore, POLICY_VERSION_SETTING, type Store } from './store/index.js';
 
@@ -81,14 +81,13 @@ export function simEngineConfig(flavor: (typeof SIM_FLAVORS)[number], url: strin
     tokenizer: family?.defaultTokenizer ?? 'builtin:qwen3', ...(family ? { family: family.name } : {}), simulated: true,
   };
 }
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 const here = dirname(fileURLToPath(import.meta.url));
 export const DEFAULT_UI_DIR = resolve(here, '..', 'dist-renderer');
 
 export async function createApp(config: AppConfig): Promise<App> {
   const host = config.host ?? '127.0.0.1';
-  if (!LOOPBACK.has(host) && !config.controlToken) {
-    throw new Error(`refusing to bind ${host} without a control token (set ROLLGATE_CONTROL_TOKEN or --control-token)`);
+  if (!LOOPBACK_HOSTS.has(host) && !config.controlToken) {
+    throw new Error(`refusing to bind ${host} without a control token (rollgate serve keeps one in <data-dir>/control-token, mode 0600)`);
   }
   const closers: Array<() => Promise<void>> = [];
   const closeAll = async () => { for (const c of closers.reverse()) await c().catch(() => undefined); closers.length = 0; };
@@ -132,7 +131,8 @@ export async function createApp(config: AppConfig): Promise<App> {
     closers.push(() => rollouts.close());
     let baseUrl = '';
     installErrorHandler(server);
-    if (LOOPBACK.has(host)) guardLoopback(server, config.allowedHosts);
+    if (LOOPBACK_HOSTS.has(host)) guardLoopback(server, config.allowedHosts);
+    requireJsonControlCalls(server);
     if (config.controlToken) await requireControlToken(server, config.controlToken);
     const tokenTexts = new EngineTokenTexts();
     await tokenTexts.load(engines);

@@ -91,6 +91,11 @@ export interface ExportQuery {
   minReward?: number;
   maxReward?: number;
   messages?: boolean;
+  /** A trainer's row shape (the server maps the base row). */
+  preset?: 'verl' | 'slime' | 'verifiers' | 'trl-sft';
+  /** Session statuses, comma-separated or 'all' (server default: finished). */
+  status?: string;
+  hasReward?: boolean;
 }
 
 export function exportUrl(q: ExportQuery): string {
@@ -103,6 +108,9 @@ export function exportUrl(q: ExportQuery): string {
     minReward: q.minReward,
     maxReward: q.maxReward,
     messages: q.messages ? '1' : undefined,
+    preset: q.preset,
+    status: q.status,
+    hasReward: q.hasReward ? '1' : undefined,
   })}`;
 }
 

@@ -306,7 +306,7 @@ export interface SessionRun {
   stdout?: string;
   stderr?: string;
   finalAnswer?: string | null;
-  evaluator?: { type: string; reward: number | null; output?: string; error?: string } | null;
+  evaluator?: { type: string; reward: number | null; output?: string; error?: string; rewards?: Record<string, number>; diff?: string } | null;
   error: string | null;
 }
 
