@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
+import { FAMILY_NAMES } from '../core/families/index.js';
 import { RUNTIME_CHOICES, type RuntimeChoice } from '../rollouts/runtimes/types.js';
 
 /**
@@ -58,4 +59,10 @@ export function onSignals(close: () => Promise<void>): void {
 export function runtimeChoice(v: string): RuntimeChoice {
   if (!(RUNTIME_CHOICES as readonly string[]).includes(v)) throw new InvalidArgumentError(`runtime must be one of ${RUNTIME_CHOICES.join(', ')}`);
   return v as RuntimeChoice;
+}
+
+/** A model family name from the registry, or a usage error listing them. */
+export function familyOption(v: string): string {
+  if (!FAMILY_NAMES.includes(v)) throw new InvalidArgumentError(`family must be one of ${FAMILY_NAMES.join(', ')}`);
+  return v;
 }
