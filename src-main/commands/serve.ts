@@ -6,7 +6,7 @@ import { ensureUiBuilt } from '../ui-build.js';
 import { defaultDataDir } from '../data-dir.js';
 import { loadTopology } from '../engines/topology.js';
 import { openInBrowser } from '../open-browser.js';
-import { int, onSignals, positive } from './options.js';
+import { int, onSignals, positive, userPath } from './options.js';
 
 interface ServeOptions {
   host: string; port: number; dataDir?: string; topology?: string; sim: boolean; controlToken?: string; open?: boolean;
@@ -29,10 +29,10 @@ export function registerServe(program: Command): void {
   .option('--allowed-host <name...>', 'on loopback, also answer requests addressed to these host names (port forwarders)', (process.env.ROLLGATE_ALLOWED_HOSTS ?? '').split(',').filter(Boolean))
   .option('--open', 'open the UI in a browser once ready')
   .action(async (opts: ServeOptions) => {
-    const engines = opts.topology ? loadTopology(opts.topology) : [];
+    const engines = opts.topology ? loadTopology(userPath(opts.topology)) : [];
     await ensureUiBuilt(DEFAULT_UI_DIR, resolve(DEFAULT_UI_DIR, '..'));
     const app = await createApp({
-      host: opts.host, port: opts.port, dataDir: opts.dataDir ?? defaultDataDir(), sim: opts.sim, engines, controlToken: opts.controlToken,
+      host: opts.host, port: opts.port, dataDir: opts.dataDir ? userPath(opts.dataDir) : defaultDataDir(), sim: opts.sim, engines, controlToken: opts.controlToken,
       engineTimeouts: { headersMs: opts.engineTimeout * 1000, bodyMs: opts.engineIdleTimeout * 1000 },
       bodyLimitBytes: Math.round(opts.maxBodyMb * 1024 * 1024),
       maxConcurrentPerSession: Math.max(1, Math.floor(opts.maxConcurrentPerSession)),
