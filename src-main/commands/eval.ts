@@ -4,6 +4,7 @@
 import cliProgress from 'cli-progress';
 import { InvalidArgumentError, type Command } from 'commander';
 import { createApp, type App } from '../app.js';
+import { clientToken } from '../control-token.js';
 import { defaultDataDir } from '../data-dir.js';
 import { loadTopology } from '../engines/topology.js';
 import { getHarness, listHarnesses } from '../rollouts/harnesses/index.js';
@@ -29,7 +30,7 @@ function positive(name: string) {
 interface EvalOptions {
   dataset: string; harness: string; engine?: string; n: number; concurrency: number; dataDir?: string; timeoutMs?: number;
   command?: string; maxTurns?: number; topology?: string; sim: boolean; skill?: number; json?: boolean; keepWorkDirs?: boolean;
-  progress: boolean; server?: string; controlToken?: string;
+  progress: boolean; server?: string; controlTokenFile?: string;
 }
 
 const fmt = (x: number | null | undefined, digits = 3) => (x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(digits));
@@ -77,7 +78,7 @@ export function registerEval(program: Command): void {
     .option('--skill <p>', 'sim policy skill (0..1)', fraction)
     .option('--keep-work-dirs', 'keep each run\'s work folder under <data-dir>/runs/')
     .option('--server <url>', 'submit to a running Rollgate (default: the one serving --data-dir, if any; else run here)')
-    .option('--control-token <token>', 'control token of the server', process.env.ROLLGATE_CONTROL_TOKEN)
+    .option('--control-token-file <file>', 'file (mode 0600) with the control token of the server (default: <data-dir>/control-token when present)')
     .option('--json', 'print the batch result as JSON instead of a table')
     .option('--no-progress', 'no progress bar')
     .action(async (opts: EvalOptions) => {
@@ -141,8 +142,8 @@ function remoteBackend(url: string, token: string | undefined): BatchBackend {
 
 /** Where the batch runs: --server, else a server that already holds the data folder, else this process. */
 async function openBackend(opts: EvalOptions): Promise<BatchBackend> {
-  if (opts.server) return remoteBackend(opts.server, opts.controlToken);
   const dataDir = opts.dataDir ?? defaultDataDir();
+  if (opts.server) return remoteBackend(opts.server, clientToken(opts.controlTokenFile, dataDir));
   try {
     return localBackend(await createApp({
       dataDir, port: 0, sim: opts.sim, simSkill: opts.skill, engines: opts.topology ? loadTopology(opts.topology) : [], owner: 'rollgate eval',
@@ -151,7 +152,7 @@ async function openBackend(opts: EvalOptions): Promise<BatchBackend> {
     const running = holdingServer(e);
     if (!running) throw e;
     console.error(`rollgate eval: ${dataDir} is served by the Rollgate at ${running}; submitting the batch there`);
-    return remoteBackend(running, opts.controlToken);
+    return remoteBackend(running, clientToken(opts.controlTokenFile, dataDir));
   }
 }
 

@@ -158,7 +158,7 @@ export function LaunchView() {
                 </select>
               ))}
             {source === 'path' && (
-              <input className="input input-wide" aria-label="Dataset path" placeholder="/data/tasks.jsonl (read by the server)" value={path} onChange={(e) => setPath(e.target.value)} />
+              <input className="input input-wide" aria-label="Dataset path" placeholder="/data/tasks.jsonl or a Harbor task folder (read by the server)" value={path} onChange={(e) => setPath(e.target.value)} />
             )}
             {source === 'file' && (
               <span className="file-pick">
