@@ -54,6 +54,8 @@ export interface AppConfig {
   maxConcurrentPerSession?: number;
   healthIntervalMs?: number;
   uiDir?: string;
+  /** Most bytes the per-session turn cache holds (default 64 MiB). */
+  turnCacheBytes?: number;
   /** Rollout manager knobs: where agent CLIs are installed (default <dataDir>/agents), callback retry policy. */
   rollouts?: Partial<Pick<RolloutManagerOptions, 'agentsDir' | 'callbackMaxAttempts' | 'callbackBaseDelayMs' | 'defaultRuntime'>>;
 }
@@ -64,6 +66,8 @@ export interface App {
   store: Store;
   pool: EnginePool;
   events: EventBus;
+  /** Recent turns per active session (token mode). */
+  turns: SessionTurnCache;
   rollouts: RolloutManager;
   close(): Promise<void>;
 }
@@ -120,6 +124,10 @@ export async function createApp(config: AppConfig): Promise<App> {
     pool.startHealthChecks(config.healthIntervalMs ?? 5000);
     closers.push(async () => pool.stopHealthChecks());
     const events = new EventBus();
+    // Token mode's per-session turn cache lets go of a session as soon as it ends, whoever ended it.
+    const turns = new SessionTurnCache(config.turnCacheBytes);
+    const unsubscribeTurns = events.subscribe((ev) => { if (ev.type === 'session' && ev.status && ev.status !== 'active') turns.forget(ev.id); });
+    closers.push(async () => unsubscribeTurns());
 
     const server = Fastify({ bodyLimit: config.bodyLimitBytes ?? 32 * 1024 * 1024, logger: false, forceCloseConnections: true });
     closers.push(() => server.close());
@@ -137,7 +145,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     const tokenTexts = new EngineTokenTexts();
     await tokenTexts.load(engines);
     await registerControlApi(server, { store, pool, events, baseUrl: () => baseUrl, rollouts, tokenTexts });
-    await registerGateway(server, { store, pool, events, turns: new SessionTurnCache(), maxConcurrentPerSession: config.maxConcurrentPerSession });
+    await registerGateway(server, { store, pool, events, turns, maxConcurrentPerSession: config.maxConcurrentPerSession });
     await registerUi(server, config.uiDir ?? DEFAULT_UI_DIR);
 
     await server.listen({ host, port: config.port ?? 8321 });
@@ -145,7 +153,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     const port = typeof addr === 'object' && addr ? addr.port : config.port;
     baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
     lock.setUrl(baseUrl);
-    return { url: baseUrl, server, store, pool, events, rollouts, close: closeAll };
+    return { url: baseUrl, server, store, pool, events, turns, rollouts, close: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

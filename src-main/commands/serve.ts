@@ -8,10 +8,11 @@ import { controlTokenPath, ensureControlToken, refuseTokenInEnv } from '../contr
 import { defaultDataDir } from '../data-dir.js';
 import { loadTopology } from '../engines/topology.js';
 import { openInBrowser } from '../open-browser.js';
-import { int, onSignals, positive } from './options.js';
+import { FAMILY_NAMES } from '../core/families/index.js';
+import { familyOption, int, onSignals, positive } from './options.js';
 
 interface ServeOptions {
-  host: string; port: number; dataDir?: string; topology?: string; sim: boolean; controlTokenFile?: string; open?: boolean;
+  host: string; port: number; dataDir?: string; topology?: string; sim: boolean; simFamily?: string; controlTokenFile?: string; open?: boolean;
   engineTimeout: number; engineIdleTimeout: number; maxBodyMb: number; maxConcurrentPerSession: number; allowedHost: string[];
 }
 
@@ -23,6 +24,7 @@ export function registerServe(program: Command): void {
   .option('--data-dir <dir>', 'data folder')
   .option('--topology <file>', 'YAML file describing engines')
   .option('--no-sim', 'do not start the embedded simulated engines')
+  .option('--sim-family <family>', `model family the embedded sim engines speak: ${FAMILY_NAMES.join(' | ')}`, familyOption)
   .option('--control-token-file <file>', 'file (mode 0600) holding the control API token, required off loopback (default: <data-dir>/control-token, created when missing)')
   .option('--engine-timeout <seconds>', 'how long an engine may take to start answering a call (504 after)', positive('--engine-timeout'), 300)
   .option('--engine-idle-timeout <seconds>', 'how long an engine stream may stay silent mid-answer (error after)', positive('--engine-idle-timeout'), 300)
@@ -40,7 +42,7 @@ export function registerServe(program: Command): void {
     const token = opts.controlTokenFile || !onLoopback ? ensureControlToken(tokenFile) : null;
     await ensureUiBuilt(DEFAULT_UI_DIR, resolve(DEFAULT_UI_DIR, '..'));
     const app = await createApp({
-      host: opts.host, port: opts.port, dataDir, sim: opts.sim, engines, controlToken: token?.token,
+      host: opts.host, port: opts.port, dataDir, sim: opts.sim, simFamily: opts.simFamily, engines, controlToken: token?.token,
       engineTimeouts: { headersMs: opts.engineTimeout * 1000, bodyMs: opts.engineIdleTimeout * 1000 },
       bodyLimitBytes: Math.round(opts.maxBodyMb * 1024 * 1024),
       maxConcurrentPerSession: Math.max(1, Math.floor(opts.maxConcurrentPerSession)),

@@ -74,6 +74,8 @@ export interface Engine {
   model: string;
   mode: string;
   tokenizer?: string;
+  /** Token mode: the model family (null when detected from the tokenizer). */
+  family?: string | null;
   developerRole?: 'system' | 'developer';
   dataParallelSize?: number;
   simulated: boolean;
@@ -96,13 +98,23 @@ export interface EnginesResponse {
 /** Body of the topology routes (POST /api/engines, PUT /api/engines/:id). */
 export interface EngineSpec {
   id: string;
-  kind: 'vllm' | 'sglang';
+  /** One of GET /api/engine-kinds. */
+  kind: string;
   replicas: string[];
   model: string;
   mode: 'chat' | 'token';
   tokenizer?: string;
+  /** Token mode's model family (GET /api/engine-kinds); absent: detected from the tokenizer. */
+  family?: string;
   developerRole?: 'system' | 'developer';
   dataParallelSize?: number;
+}
+
+/** GET /api/engine-kinds: what the topology form can offer. */
+export interface EngineKinds {
+  kinds: Array<{ kind: string; label: string; modes: Array<'chat' | 'token'>; defaultMode: 'chat' | 'token' }>;
+  families: Array<{ name: string; description: string; defaultTokenizer: string }>;
+  tokenizers: Array<{ spec: string; note: string }>;
 }
 
 // ---- rollouts ----
