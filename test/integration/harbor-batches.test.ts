@@ -127,7 +127,7 @@ describe('broken task folders', () => {
   it('fail only their own task, each with a clear reason (batch view and CLI table)', async () => {
     const root = join(dir, 'broken');
     cpSync(join(EXAMPLES, 'fix-greeting'), join(root, 'good'), { recursive: true });
-    const toml = '[agent]\ntimeout_sec = 60\n';
+    const toml = '[agent]\ntimeout_sec = 60\n[environment]\nallow_internet = false\n';
     writeTree(root, {
       'no-instruction/task.toml': toml, 'no-instruction/environment/Dockerfile': 'FROM debian:bookworm-slim\n', 'no-instruction/tests/test.sh': 'echo 1 > /logs/verifier/reward.txt\n',
       'bad-toml/instruction.md': 'Do nothing.', 'bad-toml/task.toml': '[agent]\ntimeout_sec = = 3\n', 'bad-toml/environment/Dockerfile': 'FROM debian:bookworm-slim\n', 'bad-toml/tests/test.sh': 'true\n',
@@ -198,7 +198,7 @@ describe('SWE-bench-style rows', () => {
       'repo/calc.sh': 'add() { echo $(( $1 - $2 )); }\nsub() { echo $(( $1 - $2 )); }\n',
       'repo/run_tests.sh': '. ./calc.sh\nfail=0\nfor t in "$@"; do case $t in\n  test_add) [ "$(add 2 3)" = 5 ] || { echo "FAIL test_add"; fail=1; } ;;\n  test_sub) [ "$(sub 5 3)" = 2 ] || { echo "FAIL test_sub"; fail=1; } ;;\n  *) echo "no test $t"; fail=1 ;;\nesac; done\nexit $fail\n',
     });
-    image = (await new ImageBuilder(docker).ensureBuilt(ctx)).image;
+    image = (await new ImageBuilder(docker).ensureBuilt(ctx, { network: 'none' })).image;
     builtTags.push(image);
   });
 
