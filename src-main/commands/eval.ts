@@ -10,8 +10,9 @@ import { loadTopology } from '../engines/topology.js';
 import { getHarness, listHarnesses } from '../rollouts/harnesses/index.js';
 import type { BatchView } from '../rollouts/results.js';
 import { loadDataset } from '../rollouts/tasks.js';
+import type { RuntimeChoice } from '../rollouts/runtimes/index.js';
 import { resolve } from 'node:path';
-import { fraction } from './options.js';
+import { fraction, runtimeChoice } from './options.js';
 import { call, holdingServer } from './remote.js';
 
 function positive(name: string) {
@@ -25,7 +26,7 @@ function positive(name: string) {
 interface EvalOptions {
   dataset: string; harness: string; engine?: string; n: number; concurrency: number; dataDir?: string; timeoutMs?: number;
   command?: string; maxTurns?: number; topology?: string; sim: boolean; skill?: number; json?: boolean; keepWorkDirs?: boolean;
-  progress: boolean; server?: string; controlTokenFile?: string;
+  progress: boolean; server?: string; runtime?: RuntimeChoice; controlTokenFile?: string;
 }
 
 const fmt = (x: number | null | undefined, digits = 3) => (x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(digits));
@@ -74,6 +75,7 @@ export function registerEval(program: Command): void {
     .option('--topology <file>', 'YAML file describing engines')
     .option('--no-sim', 'do not start the embedded simulated engines')
     .option('--skill <p>', 'sim policy skill (0..1)', fraction)
+    .option('--runtime <name>', 'where agents run: auto (bwrap on Linux when installed, else local) | bwrap | docker | local (unsandboxed)', runtimeChoice)
     .option('--keep-work-dirs', 'keep each run\'s work folder under <data-dir>/runs/')
     .option('--server <url>', 'submit to a running Rollgate (default: the one serving --data-dir, if any; else run here)')
     .option('--control-token-file <file>', 'file (mode 0600) with the control token of the server (default: <data-dir>/control-token when present)')
@@ -87,7 +89,7 @@ export function registerEval(program: Command): void {
 /** The batch operations `eval` needs, in this process or on a running server. */
 interface BatchBackend {
   /** Validates and starts the batch; throws with the reason on a bad spec. */
-  submit(spec: Record<string, unknown>): Promise<string>;
+  submit(spec: Record<string, unknown>): Promise<{ id: string; runtime: string; warning?: string }>;
   view(id: string): Promise<BatchView>;
   /** Calls `progress` with the batch's view as it changes; returns an unsubscribe. */
   watch(id: string, progress: (view: Pick<BatchView, 'counts' | 'meanReward' | 'status'> & { message?: string }) => void): () => void;
@@ -98,7 +100,7 @@ interface BatchBackend {
 
 function localBackend(app: App): BatchBackend {
   return {
-    async submit(spec) { return app.rollouts.submit(spec).id; },
+    async submit(spec) { return app.rollouts.submit(spec); },
     async view(id) { return app.rollouts.get(id)!; },
     watch(id, progress) {
       return app.events.subscribe((ev) => {
@@ -120,7 +122,7 @@ function remoteBackend(url: string, token: string | undefined): BatchBackend {
   const get = (id: string) => call<BatchView>(url, `/api/batches/${encodeURIComponent(id)}`, token);
   const ended = (v: BatchView) => v.status !== 'queued' && v.status !== 'running';
   return {
-    async submit(spec) { return (await call<{ id: string }>(url, '/api/batches', token, { method: 'POST', body: JSON.stringify(spec) })).id; },
+    async submit(spec) { return call<{ id: string; runtime: string; warning?: string }>(url, '/api/batches', token, { method: 'POST', body: JSON.stringify(spec) }); },
     view: get,
     watch(id, progress) {
       const timer = setInterval(() => { get(id).then(progress, () => undefined); }, POLL_MS);
@@ -174,10 +176,12 @@ async function runEval(opts: EvalOptions): Promise<number> {
   try {
     // A server elsewhere resolves a relative dataset path against its own folder: send it absolute.
     const dataset = opts.dataset.startsWith('demo:') ? opts.dataset : resolve(opts.dataset);
-    id = await backend.submit({
+    const submitted = await backend.submit({
       dataset, harness: opts.harness, engine: opts.engine, n: opts.n, concurrency: opts.concurrency,
-      timeoutMs: opts.timeoutMs, command: opts.command, maxTurns: opts.maxTurns, keepWorkDirs: opts.keepWorkDirs,
+      timeoutMs: opts.timeoutMs, command: opts.command, maxTurns: opts.maxTurns, keepWorkDirs: opts.keepWorkDirs, runtime: opts.runtime,
     });
+    id = submitted.id;
+    if (submitted.warning) console.error(`rollgate eval: WARNING: ${submitted.warning}`);
   } catch (e) {
     console.error(`rollgate eval: ${(e as Error).message}`);
     await backend.close();
@@ -195,7 +199,8 @@ async function runEval(opts: EvalOptions): Promise<number> {
   }, cliProgress.Presets.shades_classic);
   if (showBar) {
     const total = (await backend.view(id)).counts.total;
-    console.error(`batch ${id}: ${total} samples (${opts.dataset} × ${opts.harness}, n=${opts.n}, concurrency ${opts.concurrency})`);
+    const runtime = (await backend.view(id)).spec.runtime;
+    console.error(`batch ${id}: ${total} samples (${opts.dataset} × ${opts.harness}, n=${opts.n}, concurrency ${opts.concurrency}, runtime ${runtime})`);
     bar.start(total, 0, { mean: '-', status: 'starting' });
   }
   const unsubscribe = backend.watch(id, (view) => {

@@ -20,7 +20,7 @@ import { getHarness, listHarnesses, sessionEnv, type Harness, type HarnessContex
 import { installAgent, type InstallProgress } from './install.js';
 import { buildBatchView, type BatchView } from './results.js';
 import { killGroup, type ProcessResult } from './runtimes/process.js';
-import { RUNTIME_CHOICES, resolveRuntime, type Runtime, type RuntimeChoice, type Sandbox } from './runtimes/index.js';
+import { RUNTIME_CHOICES, getRuntime, resolveRuntime, type Runtime, type RuntimeChoice, type RuntimeName, type Sandbox } from './runtimes/index.js';
 import { SANDBOX_SYSTEM_PATH, baseEnv, nodeBinDir, writeFiles } from './runtimes/run-dirs.js';
 import { BUILTIN_AGENT_PATH } from './harnesses/index.js';
 import { agentInstallDir } from './install.js';
@@ -93,6 +93,17 @@ export interface RolloutManagerOptions {
 
 interface Job { task: Task; sampleIndex: number }
 
+export interface RuntimesView {
+  /** The runtime of batches that name none (`serve --runtime`, default auto). */
+  default: RuntimeChoice;
+  /** What that resolves to here (null when it cannot run). */
+  resolved: RuntimeName | null;
+  /** Set when the resolved runtime is local: agents run unsandboxed. */
+  warning?: string;
+  error?: string;
+  runtimes: Array<{ name: RuntimeName; available: boolean; reason?: string }>;
+}
+
 interface ActiveBatch {
   record: BatchRecord;
   tasks: Task[];
@@ -160,6 +171,23 @@ export class RolloutManager {
   }
 
   // ---- API ----
+
+  /** Which runtimes this machine has, and what a batch that names none gets (GET /api/runtimes). */
+  async runtimes(): Promise<RuntimesView> {
+    const choice = this.opts.defaultRuntime ?? 'auto';
+    const probe = async (name: RuntimeName) => {
+      const r = await getRuntime(name).available();
+      return r.ok ? { name, available: true } : { name, available: false, reason: r.reason };
+    };
+    const runtimes = await Promise.all((['bwrap', 'docker', 'local'] as const).map(probe));
+    const resolved = resolveRuntime(choice);
+    return {
+      default: choice,
+      resolved: 'error' in resolved ? null : resolved.runtime.name,
+      ...('error' in resolved ? { error: resolved.error } : resolved.warning ? { warning: resolved.warning } : {}),
+      runtimes,
+    };
+  }
 
   /** Validates and starts a batch. Throws BatchSpecError (or DatasetError) on a bad spec: nothing is created. */
   submit(body: unknown): { id: string; runtime: string; warning?: string } {
