@@ -59,6 +59,9 @@ export function rewardTable(view: BatchView): string {
     `sessions: ${c.finished} finished, ${c.failed} failed, ${c.interrupted} interrupted, ${c.queued} not run (of ${c.total})`,
   ];
   if (view.error) out.push(`error: ${view.error}`);
+  // Why samples failed (a broken task, an image that did not build, a verifier that wrote no reward…).
+  const problems = view.tasks.flatMap((t) => t.samples.filter((s) => s.error).map((s) => `  ${t.taskId}${n > 1 ? ` #${s.sampleIndex}` : ''}: ${s.error!.split('\n')[0]}`));
+  if (problems.length) out.push('', 'problems:', ...problems.slice(0, 50), ...(problems.length > 50 ? [`  … and ${problems.length - 50} more`] : []));
   return `${out.join('\n')}\n`;
 }
 
