@@ -11,6 +11,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { startStreamEngine } from '../test/helpers/stream-engine.js';
 import { ROOT, rss, rssSampler, startNode, stopAll } from './proc.js';
 
 const argv = process.argv.slice(2);
@@ -29,32 +30,42 @@ async function startServe(dataDir: string, extra: string[]) {
   return startNode('rollgate', 'src-main/cli.ts', ['serve', '--data-dir', dataDir, '--port', '0', ...extra], { ready: /Rollgate listening on (http:\/\/\S+)/ });
 }
 
-/** Item 8: agents that send a streaming request and then stop reading their socket. */
+/**
+ * Item 8: agents that send a streaming request and then stop reading their socket. The engine (in this process)
+ * streams 10k tokens of 4,000 characters each (40 MB per answer, more than loopback's socket buffers hold) and
+ * waits for its socket to drain, so `engineTokensWritten` shows how much of the answers Rollgate read.
+ */
 async function streams(tmp: string) {
   const CLIENTS = 10;
-  const engine = await startNode('engine', 'bench/canned-engine.ts', ['--output-tokens', '100000'], { ready: /listening on (http:\/\/\S+)/ });
+  const TOKENS = 10_000;
+  const STREAM_WINDOW_MS = 30_000; // long enough, on a busy 2-core machine, for Rollgate to read every answer in full
+  const engine = await startStreamEngine({ tokens: TOKENS, wordChars: 4000 });
   const topology = join(tmp, 'topology.yaml');
-  writeFileSync(topology, `engines:\n  - id: canned\n    kind: vllm\n    replicas: [${engine.url}]\n    model: ${MODEL}\n    mode: chat\n    tokenizer: builtin:qwen3\n`);
+  writeFileSync(topology, `engines:\n  - id: big\n    kind: vllm\n    replicas: [${engine.url}]\n    model: ${MODEL}\n    mode: chat\n    tokenizer: builtin:qwen3\n`);
   const server = await startServe(join(tmp, 'streams'), ['--no-sim', '--topology', topology]);
   const keys: string[] = [];
-  for (let i = 0; i < CLIENTS; i++) keys.push((await post(`${server.url}/api/sessions`, { engine: 'canned' })).key);
+  for (let i = 0; i < CLIENTS; i++) keys.push((await post(`${server.url}/api/sessions`, { engine: 'big' })).key);
   await sleep(500);
   const idle = rss(server.pid);
   const sampler = rssSampler(server.pid, 100);
   const { port } = new URL(server.url);
   const sockets = keys.map((key) => {
-    const body = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Write a long story.' }], max_tokens: 100_000, stream: true });
+    const body = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Write a long story.' }], max_tokens: TOKENS, stream: true });
     const s = connect(Number(port), '127.0.0.1');
+    s.pause(); // never read: the kernel buffers fill, then whatever Rollgate keeps reading piles up in its memory
     s.write(`POST /s/${key}/v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-    s.pause(); // never read: the kernel buffers fill, then whatever Rollgate keeps writing piles up in its memory
     return s;
   });
-  await sleep(10_000);
+  await sleep(STREAM_WINDOW_MS);
   const peak = sampler.stop();
+  const written = engine.written();
   for (const s of sockets) s.destroy();
   await server.stop();
-  await engine.stop();
-  return { clients: CLIENTS, outputTokensPerStream: 100_000, idleRssMB: idle / 1e6, peakRssMB: peak / 1e6, growthMB: (peak - idle) / 1e6 };
+  await engine.close();
+  return {
+    clients: CLIENTS, tokensPerAnswer: TOKENS, bytesPerAnswerMB: (TOKENS * 4000) / 1e6, windowMs: STREAM_WINDOW_MS,
+    engineTokensWritten: written, idleRssMB: idle / 1e6, peakRssMB: peak / 1e6, growthMB: (peak - idle) / 1e6,
+  };
 }
 
 /** Item 9: an outside connection holds the write lock while agents keep calling. */

@@ -21,7 +21,7 @@ import { ROLLOUT_CONTROL_ROUTES } from './gateway/rollout-gateway.js';
 import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
 import { serveRunSocket } from './gateway/run-socket.js';
 import { SessionTurnCache } from './gateway/session-cache.js';
-import { guardLoopback } from './loopback-host.js';
+import { guardLoopback, LOOPBACK_HOSTS, requireJsonControlCalls } from './loopback-host.js';
 import { RolloutManager, type RolloutManagerOptions } from './rollouts/manager.js';
 import { lockDataFolder, openStore, POLICY_VERSION_SETTING, type Store } from './store/index.js';
 
@@ -54,6 +54,8 @@ export interface AppConfig {
   maxConcurrentPerSession?: number;
   healthIntervalMs?: number;
   uiDir?: string;
+  /** Most bytes the per-session turn cache holds (default 64 MiB). */
+  turnCacheBytes?: number;
   /** Rollout manager knobs: where agent CLIs are installed (default <dataDir>/agents), callback retry policy. */
   rollouts?: Partial<Pick<RolloutManagerOptions, 'agentsDir' | 'callbackMaxAttempts' | 'callbackBaseDelayMs' | 'defaultRuntime'>>;
 }
@@ -64,6 +66,8 @@ export interface App {
   store: Store;
   pool: EnginePool;
   events: EventBus;
+  /** Recent turns per active session (token mode). */
+  turns: SessionTurnCache;
   rollouts: RolloutManager;
   close(): Promise<void>;
 }
@@ -81,14 +85,13 @@ export function simEngineConfig(flavor: (typeof SIM_FLAVORS)[number], url: strin
     tokenizer: family?.defaultTokenizer ?? 'builtin:qwen3', ...(family ? { family: family.name } : {}), simulated: true,
   };
 }
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 const here = dirname(fileURLToPath(import.meta.url));
 export const DEFAULT_UI_DIR = resolve(here, '..', 'dist-renderer');
 
 export async function createApp(config: AppConfig): Promise<App> {
   const host = config.host ?? '127.0.0.1';
-  if (!LOOPBACK.has(host) && !config.controlToken) {
-    throw new Error(`refusing to bind ${host} without a control token (set ROLLGATE_CONTROL_TOKEN or --control-token)`);
+  if (!LOOPBACK_HOSTS.has(host) && !config.controlToken) {
+    throw new Error(`refusing to bind ${host} without a control token (rollgate serve keeps one in <data-dir>/control-token, mode 0600)`);
   }
   const closers: Array<() => Promise<void>> = [];
   const closeAll = async () => { for (const c of closers.reverse()) await c().catch(() => undefined); closers.length = 0; };
@@ -121,6 +124,10 @@ export async function createApp(config: AppConfig): Promise<App> {
     pool.startHealthChecks(config.healthIntervalMs ?? 5000);
     closers.push(async () => pool.stopHealthChecks());
     const events = new EventBus();
+    // Token mode's per-session turn cache lets go of a session as soon as it ends, whoever ended it.
+    const turns = new SessionTurnCache(config.turnCacheBytes);
+    const unsubscribeTurns = events.subscribe((ev) => { if (ev.type === 'session' && ev.status && ev.status !== 'active') turns.forget(ev.id); });
+    closers.push(async () => unsubscribeTurns());
 
     const server = Fastify({ bodyLimit: config.bodyLimitBytes ?? 32 * 1024 * 1024, logger: false, forceCloseConnections: true });
     closers.push(() => server.close());
@@ -132,12 +139,13 @@ export async function createApp(config: AppConfig): Promise<App> {
     closers.push(() => rollouts.close());
     let baseUrl = '';
     installErrorHandler(server);
-    if (LOOPBACK.has(host)) guardLoopback(server, config.allowedHosts);
+    if (LOOPBACK_HOSTS.has(host)) guardLoopback(server, config.allowedHosts);
+    requireJsonControlCalls(server);
     if (config.controlToken) await requireControlToken(server, config.controlToken);
     const tokenTexts = new EngineTokenTexts();
     await tokenTexts.load(engines);
     await registerControlApi(server, { store, pool, events, baseUrl: () => baseUrl, rollouts, tokenTexts });
-    await registerGateway(server, { store, pool, events, turns: new SessionTurnCache(), maxConcurrentPerSession: config.maxConcurrentPerSession });
+    await registerGateway(server, { store, pool, events, turns, maxConcurrentPerSession: config.maxConcurrentPerSession });
     await registerUi(server, config.uiDir ?? DEFAULT_UI_DIR);
 
     await server.listen({ host, port: config.port ?? 8321 });
@@ -145,7 +153,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     const port = typeof addr === 'object' && addr ? addr.port : config.port;
     baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
     lock.setUrl(baseUrl);
-    return { url: baseUrl, server, store, pool, events, rollouts, close: closeAll };
+    return { url: baseUrl, server, store, pool, events, turns, rollouts, close: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

@@ -2,6 +2,9 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { EnginePool, PoolEngine } from '../engines/pool.js';
+import { listFamilies } from '../core/families/index.js';
+import { listEngineKinds } from '../engines/drivers/index.js';
+import { BUILTIN_TOKENIZERS } from '../engines/tokenizer/files.js';
 import { tokenizerSpecOf } from '../engines/token-format.js';
 import { POLICY_VERSION_SETTING } from '../store/index.js';
 import type { ApiDeps } from './routes.js';
@@ -42,6 +45,13 @@ export async function registerEngineRoutes(app: FastifyInstance, deps: ApiDeps):
     policyVersion: pool.policyVersion,
     pause: { mode: pool.gate.mode, queued: pool.gate.queued, since: pool.gate.pausedAt },
     engines: pool.list().map((e) => engineJson(e, pool)),
+  }));
+
+  // What the topology form offers, from the registries (engine drivers, model families, builtin tokenizers).
+  app.get('/api/engine-kinds', async () => ({
+    kinds: listEngineKinds(),
+    families: listFamilies(),
+    tokenizers: Object.entries(BUILTIN_TOKENIZERS).map(([spec, b]) => ({ spec, note: b.note })),
   }));
 
   app.post('/api/engines/pause', async (req, reply) => {

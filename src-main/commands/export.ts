@@ -7,8 +7,10 @@ import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { InvalidArgumentError, type Command } from 'commander';
 import { SIM_FLAVORS, simEngineConfig } from '../app.js';
-import { chunked, EXPORT_FORMATS, exportLines, type ExportSource, newProgress, writeChunks, type ExportFormat, type ExportOptions, type ExportProgress } from '../api/export.js';
+import { chunked, EXPORT_FORMATS, exportLines, exportScopeError, parseStatuses, type ExportSource, newProgress, writeChunks, type ExportFormat, type ExportOptions, type ExportProgress } from '../api/export.js';
+import { PRESETS, type PresetName } from '../core/export/presets/index.js';
 import { BUILDERS } from '../core/trajectory/index.js';
+import type { SessionStatus } from '../core/types.js';
 import type { BuilderName } from '../core/trajectory/types.js';
 import { defaultDataDir } from '../data-dir.js';
 import { EngineTokenTexts } from '../engines/token-text.js';
@@ -28,6 +30,9 @@ export interface ExportCommandOptions {
   out?: string;
   dataDir?: string;
   topology?: string;
+  preset?: PresetName;
+  status?: SessionStatus[];
+  hasReward?: boolean;
   progress?: boolean;
 }
 
@@ -36,6 +41,10 @@ function oneOf<T extends string>(name: string, allowed: readonly T[]) {
     if (!(allowed as readonly string[]).includes(v)) throw new InvalidArgumentError(`${name} must be one of ${allowed.join(', ')}`);
     return v as T;
   };
+}
+
+function statusList(v: string): SessionStatus[] {
+  try { return parseStatuses(v); } catch (e) { throw new InvalidArgumentError((e as Error).message); }
 }
 
 function finite(v: string): number {
@@ -49,7 +58,8 @@ function mb(bytes: number): string {
 }
 
 function progressLine(p: ExportProgress): string {
-  const extra = [p.filtered ? `${p.filtered} outside the reward range` : '', p.noConversation ? `${p.noConversation} without a conversation` : '',
+  const extra = [p.skippedSessions ? `${p.skippedSessions} sessions not finished (--status to include them)` : '',
+    p.filtered ? `${p.filtered} outside the reward filters` : '', p.noConversation ? `${p.noConversation} without a conversation` : '',
     p.folded ? `${p.folded} folded into longer conversations` : '']
     .filter(Boolean).join(', ');
   return `exported ${p.rows} traces from ${p.sessions} sessions (${p.completions} completions, ${mb(p.bytes)})${extra ? `; skipped ${extra}` : ''}`;
@@ -68,11 +78,17 @@ export async function runExport(opts: ExportCommandOptions, io: { stdout: NodeJS
     ...store.engines.list().flatMap((e) => { try { return [parseEngineConfig(e.config)]; } catch { return []; } })];
   const tokenTexts = new EngineTokenTexts();
   await tokenTexts.load(engines);
-  const source: ExportSource = { sessions: store.sessions, completions: store.completions, tokenTexts };
+  const source: ExportSource = { sessions: store.sessions, batches: store.batches, completions: store.completions, tokenTexts };
   const exportOpts: ExportOptions = {
     format: opts.format, builder: opts.builder, batchId: opts.batch, engineId: opts.engine, sessionId: opts.session,
     minReward: opts.minReward, maxReward: opts.maxReward, messages: opts.messages,
+    preset: opts.preset, statuses: opts.status, hasReward: opts.hasReward,
   };
+  const scope = exportScopeError(source, exportOpts);
+  if (scope) {
+    await store.close();
+    throw new Error(scope);
+  }
   const toFile = opts.out !== undefined && opts.out !== '-';
   const showProgress = toFile && opts.progress !== false;
   let lastShown = 0;
@@ -115,6 +131,9 @@ export function registerExport(program: Command): void {
   .option('--engine <id>', 'only completions served by this engine')
   .option('--session <id>', 'only this session')
   .option('--format <format>', `row format: ${EXPORT_FORMATS.join(' | ')}`, oneOf('--format', EXPORT_FORMATS), 'train')
+  .option('--preset <trainer>', `a trainer's row shape: ${PRESETS.join(' | ')}`, oneOf('--preset', PRESETS))
+  .option('--status <list>', `session statuses to export, comma-separated, or all (default: finished)`, statusList)
+  .option('--has-reward', 'only traces with a reward')
   .option('--builder <builder>', `trace builder: ${BUILDERS.join(' | ')}`, oneOf('--builder', BUILDERS), 'prefix-merge')
   .option('--min-reward <r>', 'only traces with reward ≥ r', finite)
   .option('--max-reward <r>', 'only traces with reward ≤ r', finite)

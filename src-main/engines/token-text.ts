@@ -28,9 +28,11 @@ export async function engineTokenText(engine: Pick<EngineConfig, 'tokenizer' | '
  */
 export class EngineTokenTexts {
   private readonly byId = new Map<string, TokenText>();
+  private readonly infoById = new Map<string, { model: string; tokenizer: string | null }>();
 
   async load(engines: ReadonlyArray<Pick<EngineConfig, 'id' | 'tokenizer' | 'model'>>): Promise<void> {
     await Promise.all(engines.map(async (e) => {
+      this.infoById.set(e.id, { model: e.model, tokenizer: tokenizerSpecOf(e) ?? null });
       const t = await engineTokenText(e);
       if (t) this.byId.set(e.id, t);
       else this.byId.delete(e.id);
@@ -39,5 +41,10 @@ export class EngineTokenTexts {
 
   get(engineId: string | null | undefined): TokenText | undefined {
     return engineId ? this.byId.get(engineId) : undefined;
+  }
+
+  /** The engine's model and tokenizer ids (export rows name them). */
+  info(engineId: string | null | undefined): { model: string; tokenizer: string | null } | undefined {
+    return engineId ? this.infoById.get(engineId) : undefined;
   }
 }

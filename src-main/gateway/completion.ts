@@ -1,6 +1,7 @@
 // One agent call: parse in the agent's dialect, run on the session's engine with real streaming,
 // commit the record, and only then send the final frames (DESIGN §3, §5).
 import { createHash, randomBytes } from 'node:crypto';
+import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { DialectCodec, ParseContext, StreamEncoder } from '../core/dialects/codec.js';
 import { DialectError } from '../core/dialects/codec.js';
@@ -47,7 +48,7 @@ export async function handleCompletion(
   const seq = deps.store.completions.reserveSeq(session.id);
 
   const abort = new AbortController();
-  const onClose = () => { if (!reply.raw.writableFinished) abort.abort(); };
+  const onClose = () => { if (!reply.raw.writableFinished) abort.abort(new Error('client disconnected')); };
   reply.raw.on('close', onClose);
 
   const base = {
@@ -73,6 +74,10 @@ export async function handleCompletion(
       if (canonical.stream) {
         encoder ??= openStream(reply, codec, context, state, canonical);
         write(reply, encoder.delta(step.value));
+        // Backpressure: while the agent does not read, the engine is not read either (its socket fills and it
+        // slows down), so an agent that stops reading holds one socket buffer, not the rest of the answer.
+        const socket = reply.raw.socket;
+        if (socket && socket.writableLength >= socket.writableHighWaterMark) await drained(socket, deps.agentStallMs ?? AGENT_STALL_MS, abort);
       }
       step = await run.next();
     }
@@ -112,7 +117,7 @@ export async function handleCompletion(
     }
     const aborted = clientGone || err instanceof EngineAbortedError;
     const status = err instanceof EngineError ? err.status : 500;
-    const message = clientGone ? 'client disconnected' : err instanceof Error ? err.message : String(err);
+    const message = clientGone ? String((abort.signal.reason as Error | undefined)?.message ?? 'client disconnected') : err instanceof Error ? err.message : String(err);
     await deps.store.writer.putCompletion(record({ status: aborted ? 'aborted' : 'error', error: message }), { bodyHash })
       .catch((e) => req.log.error({ err: e }, 'could not record failed completion'));
     deps.events.emit({ type: 'completion', sessionId: session.id, id: state.id, status: aborted ? 'aborted' : 'error' });
@@ -128,6 +133,31 @@ export async function handleCompletion(
     // A hijacked stream must always end, whatever failed above, or the agent waits for ever.
     if (encoder && !reply.raw.writableEnded) reply.raw.end();
   }
+}
+
+/** How long an agent may leave its stream unread before the call is given up and its engine call aborted. */
+export const AGENT_STALL_MS = 300_000;
+
+/**
+ * Resolves once the agent's socket has sent what was written (or has closed); gives the call up after `stallMs`.
+ * The socket, not the response: a response's own 'drain' comes only after a write it saw refused, and corked
+ * writes are not.
+ */
+function drained(raw: Socket, stallMs: number, abort: AbortController): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      raw.off('drain', done);
+      raw.off('close', done);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      abort.abort(new Error(`the agent did not read its stream for ${Math.round(stallMs / 1000)} s`));
+      done();
+    }, stallMs);
+    raw.on('drain', done);
+    raw.on('close', done);
+  });
 }
 
 function isSdkRetry(req: FastifyRequest): boolean {

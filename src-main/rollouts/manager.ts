@@ -20,11 +20,16 @@ import { getHarness, listHarnesses, sessionEnv, type Harness, type HarnessContex
 import { installAgent, type InstallProgress } from './install.js';
 import { buildBatchView, type BatchView } from './results.js';
 import { killGroup, type ProcessResult } from './runtimes/process.js';
-import { RUNTIME_CHOICES, resolveRuntime, type Runtime, type RuntimeChoice, type Sandbox } from './runtimes/index.js';
+import { RUNTIME_CHOICES, getRuntime, resolveRuntime, type Runtime, type RuntimeChoice, type RuntimeName, type Sandbox } from './runtimes/index.js';
 import { SANDBOX_SYSTEM_PATH, baseEnv, nodeBinDir, writeFiles } from './runtimes/run-dirs.js';
 import { BUILTIN_AGENT_PATH } from './harnesses/index.js';
 import { agentInstallDir } from './install.js';
+import { engineFailureOf } from './engine-failure.js';
 import { DatasetError, evaluatorSpec, loadDataset, validateTasks, type EvaluatorSpec, type Task } from './tasks.js';
+import { verifyHarbor, verifySweBench, type RunContainerCheck } from './container-check.js';
+import { ImageBuilder } from './images/builder.js';
+import { TaskImages, type TaskImage } from './images/task-images.js';
+import { dockerClient } from './runtimes/docker/index.js';
 
 /** Session metadata without per-trace rewards: those come only from the evaluator or the trainer. */
 function ownMetadata(m: Record<string, unknown>): Record<string, unknown> {
@@ -89,6 +94,17 @@ export interface RolloutManagerOptions {
 
 interface Job { task: Task; sampleIndex: number }
 
+export interface RuntimesView {
+  /** The runtime of batches that name none (`serve --runtime`, default auto). */
+  default: RuntimeChoice;
+  /** What that resolves to here (null when it cannot run). */
+  resolved: RuntimeName | null;
+  /** Set when the resolved runtime is local: agents run unsandboxed. */
+  warning?: string;
+  error?: string;
+  runtimes: Array<{ name: RuntimeName; available: boolean; reason?: string }>;
+}
+
 interface ActiveBatch {
   record: BatchRecord;
   tasks: Task[];
@@ -97,6 +113,10 @@ interface ActiveBatch {
   engineId: string;
   model: string;
   timeoutMs: number;
+  /** The batch set `timeoutMs` itself (else a Harbor task's own agent timeout applies). */
+  timeoutExplicit: boolean;
+  /** Container tasks' images, resolved once per task. */
+  images: TaskImages;
   evaluator: EvaluatorSpec | null;
   keepWorkDirs: boolean;
   runtime: Runtime;
@@ -121,6 +141,8 @@ export class RolloutManager {
   private closed = false;
   readonly agentsDir: string;
   readonly runsDir: string;
+  /** Builds and finds task images; its cache (image tags) outlives batches. Created on first use. */
+  private imageBuilder: ImageBuilder | null = null;
   /** Batches interrupted by the previous process (found at start-up). */
   readonly recovered: { batches: number; runs: number; killedProcesses: number };
 
@@ -128,6 +150,10 @@ export class RolloutManager {
     this.agentsDir = opts.agentsDir ?? process.env.ROLLGATE_AGENTS_DIR ?? join(opts.dataDir, 'agents');
     this.runsDir = join(opts.dataDir, 'runs');
     this.recovered = this.recover();
+  }
+
+  private get images(): ImageBuilder {
+    return (this.imageBuilder ??= new ImageBuilder(dockerClient()));
   }
 
   // ---- start-up recovery ----
@@ -146,6 +172,23 @@ export class RolloutManager {
   }
 
   // ---- API ----
+
+  /** Which runtimes this machine has, and what a batch that names none gets (GET /api/runtimes). */
+  async runtimes(): Promise<RuntimesView> {
+    const choice = this.opts.defaultRuntime ?? 'auto';
+    const probe = async (name: RuntimeName) => {
+      const r = await getRuntime(name).available();
+      return r.ok ? { name, available: true } : { name, available: false, reason: r.reason };
+    };
+    const runtimes = await Promise.all((['bwrap', 'docker', 'local'] as const).map(probe));
+    const resolved = resolveRuntime(choice);
+    return {
+      default: choice,
+      resolved: 'error' in resolved ? null : resolved.runtime.name,
+      ...('error' in resolved ? { error: resolved.error } : resolved.warning ? { warning: resolved.warning } : {}),
+      runtimes,
+    };
+  }
 
   /** Validates and starts a batch. Throws BatchSpecError (or DatasetError) on a bad spec: nothing is created. */
   submit(body: unknown): { id: string; runtime: string; warning?: string } {
@@ -183,12 +226,17 @@ export class RolloutManager {
       tasks = validateTasks(spec.tasks!, 'tasks', (i) => `tasks[${i}]`);
       datasetName = 'inline';
     }
-    const inImage = tasks.find((t) => t.container);
-    if (inImage) throw new BatchSpecError(`task ${inImage.id} runs in a container image, which needs the docker runtime (not wired into batches yet)`);
 
     const resolved = resolveRuntime(spec.runtime ?? this.opts.defaultRuntime ?? 'auto');
     if ('error' in resolved) throw new BatchSpecError(resolved.error);
     const { runtime, warning } = resolved;
+    const inImage = tasks.find((t) => t.harbor || t.swebench);
+    if (inImage && runtime.name !== 'docker') {
+      throw new BatchSpecError(`task ${inImage.id} runs in its own container image (${inImage.harbor ? 'a Harbor task' : 'a SWE-bench-style row'}): use runtime "docker" (--runtime docker)`);
+    }
+    if (harness.kind === 'reference' && harness.name === 'oracle' && runtime.name !== 'docker') {
+      throw new BatchSpecError('the oracle harness runs a task\'s reference solution inside its image: use runtime "docker"');
+    }
 
     const id = `bat_${randomBytes(8).toString('hex')}`;
     const timeoutMs = spec.timeoutMs ?? harness.defaultTimeoutMs;
@@ -218,10 +266,14 @@ export class RolloutManager {
       finishedAt: null,
     };
     this.opts.store.batches.create(record);
+    const abort = new AbortController();
+    const images = new TaskImages(this.images, abort.signal, (taskId, p) => {
+      if (p.phase !== 'cached') this.opts.events.emit({ type: 'batch', id, status: 'running', phase: `image-${p.phase}`, message: `${taskId}: ${p.message ?? p.image}` });
+    });
     const active: ActiveBatch = {
-      record, tasks, harness, options, engineId, model: engine.config.model, timeoutMs,
+      record, tasks, harness, options, engineId, model: engine.config.model, timeoutMs, timeoutExplicit: spec.timeoutMs !== undefined, images,
       evaluator: spec.evaluator ?? null, keepWorkDirs: spec.keepWorkDirs ?? false, runtime, image: spec.image,
-      abort: new AbortController(), running: new Map(), done: Promise.resolve(),
+      abort, running: new Map(), done: Promise.resolve(),
       stats: { total: tasks.length * spec.n, started: 0, finished: 0, failed: 0, interrupted: 0, rewardSum: 0, rewardN: 0 },
     };
     this.active.set(id, active);
@@ -307,6 +359,12 @@ export class RolloutManager {
       if (!this.closed) this.finishBatch(b, 'failed', `runtime ${b.runtime.name} is not available: ${usable.reason}`);
       return;
     }
+    // A dead engine fails the batch now, saying why, instead of every sample after its agent's retries.
+    const engine = await this.opts.pool.probeEngine(b.engineId);
+    if (!engine.ok) {
+      if (!this.closed) this.finishBatch(b, 'failed', `engine ${b.engineId} is unreachable: ${engine.problems.join('; ')}`);
+      return;
+    }
     let bin: string | null = null;
     if (b.harness.agent) {
       try {
@@ -375,8 +433,9 @@ export class RolloutManager {
 
     const ctx: HarnessContext = {
       prompt: task.prompt, taskId: task.id, sessionId: session.id, key: session.key, urls: sessionUrls(this.opts.baseUrl(), session.key),
-      model: b.model, workDir: '', home: '', options: b.options,
+      model: b.model, workDir: '', home: '', options: b.options, task,
     };
+    const timeoutMs = b.timeoutExplicit ? b.timeoutMs : task.harbor?.agentTimeoutMs ?? b.timeoutMs;
     const runToken = randomBytes(12).toString('hex');
     const started = Date.now();
     store.runs.create({
@@ -386,11 +445,26 @@ export class RolloutManager {
 
     let result: ProcessResult;
     let sandbox: Sandbox | null = null;
-    try {
+    // A task that cannot run (broken Harbor folder, image that does not build) fails alone, with its reason.
+    let taskError: string | null = task.invalid ?? null;
+    let img: TaskImage | null = null;
+    if (!taskError && task.container && b.runtime.name === 'docker') {
+      try {
+        img = await b.images.forTask(task.id, task.container);
+      } catch (e) {
+        taskError = `no image for task ${task.id}: ${(e as Error).message}`;
+      }
+    }
+    if (taskError) {
+      result = { pid: null, exitCode: null, signal: null, timedOut: false, cancelled: b.abort.signal.aborted, spawnError: null, stdout: '', stderr: '', stdoutTail: '', durationMs: Date.now() - started };
+    } else try {
       sandbox = await b.runtime.prepare({
         id: session.id, root: join(this.runsDir, session.id), files: task.files, tools: this.toolsFor(b, bin),
         gateway: { serve: (path) => this.serveSocket(session.key, path), hostBaseUrl: this.opts.baseUrl() },
-        image: task.image ?? b.image, workdir: task.workdir,
+        image: img?.image ?? task.image ?? b.image, workdir: img?.workdir ?? task.workdir,
+        workFromImage: !!(task.harbor || task.swebench),
+        mounts: b.harness.mounts?.(task) ?? [],
+        ...(task.container?.memoryMb ? { limits: { memoryMb: task.container.memoryMb } } : {}),
       });
       ctx.workDir = sandbox.paths.work;
       ctx.home = sandbox.paths.home;
@@ -402,7 +476,7 @@ export class RolloutManager {
       store.runs.update(session.id, { workDir: sandbox.host.work });
       b.running.set(session.id, null);
       result = await sandbox.launch({ ...plan, env }, {
-        timeoutMs: b.timeoutMs, signal: b.abort.signal, maxOutputBytes: RUN_OUTPUT_BYTES,
+        timeoutMs, signal: b.abort.signal, maxOutputBytes: RUN_OUTPUT_BYTES,
         onStart: ({ pid }) => { b.running.set(session.id, pid); store.runs.update(session.id, { pid }); },
       });
     } catch (err) {
@@ -413,10 +487,12 @@ export class RolloutManager {
     const dispose = () => sandbox?.dispose(b.keepWorkDirs).catch((err: Error) => console.error(`rollgate: run ${session.id}: cleanup failed: ${err.message}`));
     if (this.closed) { await dispose(); return; } // shutdown: close() marks what is left as interrupted
 
-    const outcome = result.cancelled ? 'cancelled' : result.spawnError ? 'start_error' : result.timedOut ? 'timeout' : result.exitCode === 0 ? 'ok' : 'agent_error';
-    const agentError = outcome === 'start_error' ? `agent could not start: ${result.spawnError}`
-      : outcome === 'timeout' ? `agent timed out after ${Math.round(b.timeoutMs / 1000)} s`
+    const outcome = result.cancelled ? 'cancelled' : taskError ? 'task_error' : result.spawnError ? 'start_error' : result.timedOut ? 'timeout' : result.exitCode === 0 ? 'ok' : 'agent_error';
+    const agentError = outcome === 'task_error' ? taskError
+      : outcome === 'start_error' ? `agent could not start: ${result.spawnError}`
+      : outcome === 'timeout' ? `agent timed out after ${Math.round(timeoutMs / 1000)} s`
       : outcome === 'agent_error' ? `agent exited with ${result.exitCode ?? result.signal}` : null;
+    const engineFailure = agentError ? engineFailureOf(store.completions.listBySession(session.id)) : null;
     const finalAnswer = result.stdoutTail.trim();
     const common = { exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, stdout: result.stdout, stderr: result.stderr, finalAnswer };
     const interrupted = async (verdict?: EvaluatorVerdict) => {
@@ -433,8 +509,15 @@ export class RolloutManager {
     const spec = evaluatorFor(task, b.evaluator);
     const checkGiven = { ROLLGATE_SESSION_ID: session.id, ROLLGATE_TASK_ID: task.id, ...(task.expected !== undefined ? { ROLLGATE_EXPECTED: task.expected } : {}) };
     const box = sandbox;
-    const verdict: EvaluatorVerdict = box
-      ? await evaluate(spec, {
+    const runContainerCheck: RunContainerCheck | null = box && (task.harbor || task.swebench) ? (c) => box.check(
+      { command: c.command, env: { ...checkGiven, ...c.env }, checkFiles: c.checkFiles, outputDir: c.outputDir, fromImage: c.fromImage, agentOutput: result.stdout },
+      { timeoutMs: c.timeoutMs, signal: b.abort.signal, maxOutputBytes: 64 * 1024 },
+    ) : null;
+    const verdict: EvaluatorVerdict = taskError
+      ? { type: task.harbor ? 'harbor' : spec?.type ?? 'none', reward: null, error: taskError }
+      : box && runContainerCheck && task.harbor ? await verifyHarbor(task, box.paths.work, box.host.root, runContainerCheck)
+      : box && runContainerCheck && task.swebench ? await verifySweBench(task, box.paths.work, box.host.root, runContainerCheck)
+      : box ? await evaluate(spec, {
         task, finalOutput: finalAnswer, workDir: box.host.work,
         runCheck: (command, timeoutMs) => box.check(
           { command, env: checkGiven, checkFiles: this.checkFilesFor(task, box.host.root), agentOutput: result.stdout },
@@ -450,7 +533,8 @@ export class RolloutManager {
     const current = stored();
     const reward = verdict.reward ?? null;
     const status = outcome === 'ok' && !verdict.error ? 'finished' : 'failed';
-    store.runs.update(session.id, { ...common, status: 'done', outcome, evaluator: verdict, error: agentError, finishedAt: Date.now() });
+    const error = engineFailure ? `${engineFailure}; ${agentError}` : agentError;
+    store.runs.update(session.id, { ...common, status: 'done', outcome, evaluator: verdict, error, finishedAt: Date.now() });
     track.ended = true;
     this.tally(b, status, reward);
     await store.writer.updateSession(session.id, {
@@ -458,7 +542,7 @@ export class RolloutManager {
       metadata: withTraceRewards({
         ...ownMetadata(current?.metadata ?? metadata), outcome, exitCode: result.exitCode, durationMs: result.durationMs,
         evaluator: { type: verdict.type, reward: verdict.reward, ...(verdict.error ? { error: verdict.error } : {}) },
-        ...(agentError ? { error: agentError } : {}),
+        ...(error ? { error } : {}),
       }, verdict.traceRewards),
     });
     events.emit({ type: 'session', id: session.id, status });

@@ -16,6 +16,17 @@ import { TurnCard } from './TurnCard.js';
 
 const NO_TRACES: Trace[] = [];
 
+/** The agent's changes (a unified diff), added and removed lines coloured. */
+function PatchView({ diff }: { diff: string }) {
+  const lines = diff.split('\n');
+  const cls = (l: string) => (l.startsWith('+++') || l.startsWith('---') || l.startsWith('diff ') ? 'patch-file' : l.startsWith('+') ? 'patch-add' : l.startsWith('-') ? 'patch-del' : l.startsWith('@@') ? 'patch-hunk' : undefined);
+  return (
+    <pre className="json-raw run-out run-patch" data-testid="agent-diff">
+      {lines.map((l, i) => <span key={i} className={cls(l)}>{l}{'\n'}</span>)}
+    </pre>
+  );
+}
+
 function RunPanel({ id, finishedKey }: { id: string; finishedKey: string }) {
   const run = useAsync((signal) => api.run(id, signal), [id, finishedKey]);
   const [open, setOpen] = useState(false);
@@ -38,6 +49,17 @@ function RunPanel({ id, finishedKey }: { id: string; finishedKey: string }) {
             <p>
               <strong>Evaluator:</strong> <span className="mono">{r.evaluator.output}</span>
             </p>
+          )}
+          {r.evaluator?.rewards && Object.keys(r.evaluator.rewards).length > 1 && (
+            <p>
+              <strong>Scores:</strong> <span className="mono">{Object.entries(r.evaluator.rewards).map(([k, v]) => `${k} ${formatReward(v)}`).join(' · ')}</span>
+            </p>
+          )}
+          {r.evaluator?.diff !== undefined && (
+            <>
+              <h3 className="subhead">Agent's changes</h3>
+              {r.evaluator.diff ? <PatchView diff={r.evaluator.diff} /> : <p className="muted">No changes.</p>}
+            </>
           )}
           {r.finalAnswer && (
             <p>

@@ -10,7 +10,8 @@ import { dirname, join } from 'node:path';
 import Docker from 'dockerode';
 
 export const BASE_IMAGE = 'debian:bookworm-slim';
-const PACKAGES = ['dash', 'bash', 'coreutils', 'grep', 'sed', 'diffutils', 'findutils', 'mawk', 'tar', 'gzip', 'patch', 'git'];
+// All of libc6, libstdc++6 and libgcc-s1 are in the real bookworm-slim too (apt needs them); a mounted Node needs them.
+const PACKAGES = ['dash', 'bash', 'coreutils', 'grep', 'sed', 'diffutils', 'findutils', 'mawk', 'tar', 'gzip', 'patch', 'git', 'libc6', 'libstdc++6', 'libgcc-s1'];
 const KEEP = /^\/usr\/(bin|sbin|lib|lib64|libexec)\/|^\/usr\/share\/git-core\//;
 
 /** A host path with its directories resolved (/bin/sh → /usr/bin/sh on merged /usr), or null when absent. */

@@ -77,9 +77,17 @@ describe('binding and the control token', () => {
     expect(await send('/api/engines/pause', 'POST', { 'sec-fetch-site': 'cross-site' })).toBe(403);
     expect(await send('/api/sessions', 'POST', { origin: 'null' })).toBe(403);
     expect((await json(await fetch(`${app.url}/api/engines`))).body.pause.mode).toBeNull();
-    // The workbench itself (same origin), a dev server on localhost, and tools without Origin are fine.
-    expect(await send('/api/engines/resume', 'POST', { origin: app.url, 'sec-fetch-site': 'same-origin', 'content-type': 'application/json' })).toBe(200);
-    expect(await send('/api/engines/resume', 'POST', { origin: 'http://localhost:5173', 'content-type': 'application/json' })).toBe(200);
+    // Another port on loopback is another site (issue 18.4): the full origin counts, port included.
+    expect(await send('/api/engines/pause', 'POST', { origin: 'http://localhost:3000', 'content-type': 'application/json' })).toBe(403);
+    expect(await send('/api/engines/pause', 'POST', { origin: `http://localhost:${port + 1}`, 'content-type': 'application/json' })).toBe(403);
+    expect(await send('/api/engines/pause', 'POST', { origin: `http://127.0.0.1:${port}`, 'sec-fetch-site': 'same-site', 'content-type': 'application/json' })).toBe(403);
+    // State-changing calls must send JSON: a form or text/plain POST (no preflight) is refused even without Origin.
+    expect(await send('/api/engines/pause', 'POST', {})).toBe(415);
+    expect(await send('/api/engines/pause', 'POST', { 'content-type': 'application/x-www-form-urlencoded' })).toBe(415);
+    expect((await json(await fetch(`${app.url}/api/engines`))).body.pause.mode).toBeNull();
+    // The workbench itself (same origin, also through the Vite dev proxy, which keeps Host), and tools without Origin are fine.
+    expect(await send('/api/engines/resume', 'POST', { origin: `http://127.0.0.1:${port}`, 'sec-fetch-site': 'same-origin', 'content-type': 'application/json' })).toBe(200);
+    expect(await send('/api/engines/resume', 'POST', { origin: 'http://localhost:5173', host: 'localhost:5173', 'content-type': 'application/json' })).toBe(200);
     expect(await send('/api/engines/resume', 'POST', { 'content-type': 'application/json' })).toBe(200);
     // Reading stays open to GETs (a cross-origin page cannot read the answer without CORS).
     expect(await send('/api/health', 'GET', { origin: 'https://evil.example' })).toBe(200);

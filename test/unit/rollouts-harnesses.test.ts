@@ -33,7 +33,7 @@ describe('command harness', () => {
 
 describe('CLI presets', () => {
   it('lists every preset with pinned versions', () => {
-    expect(listHarnesses().map((h) => h.name)).toEqual(['builtin', 'claude-code', 'codex', 'gemini-cli', 'qwen-code', 'opencode', 'pi', 'cline', 'command']);
+    expect(listHarnesses().map((h) => h.name)).toEqual(['builtin', 'claude-code', 'codex', 'gemini-cli', 'qwen-code', 'opencode', 'pi', 'cline', 'command', 'oracle', 'nop']);
     const pins = Object.fromEntries(listHarnesses().filter((h) => h.agent).map((h) => [h.name, `${h.agent!.package}@${h.agent!.version}`]));
     expect(pins).toEqual({
       'claude-code': '@anthropic-ai/claude-code@2.1.330', codex: '@openai/codex@0.169.0', 'gemini-cli': '@google/gemini-cli@0.61.0',

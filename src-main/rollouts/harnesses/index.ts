@@ -2,15 +2,16 @@
 import { builtinHarness, BUILTIN_AGENT_PATH } from './builtin.js';
 import { claudeCodeHarness, clineHarness, codexHarness, geminiCliHarness, opencodeHarness, piHarness, qwenCodeHarness } from './cli-agents.js';
 import { commandHarness, placeholderValues, renderCommand } from './command.js';
+import { nopHarness, oracleHarness } from './reference.js';
 import { sessionEnv, shellQuote } from './common.js';
 import type { Harness, HarnessContext, ManualSnippet } from './types.js';
 
-export type { AgentPackage, Harness, HarnessContext, HarnessOptions, LaunchPlan, ManualSnippet } from './types.js';
+export type { AgentPackage, Harness, HarnessContext, HarnessMount, HarnessOptions, LaunchPlan, ManualSnippet } from './types.js';
 export { BUILTIN_AGENT_PATH } from './builtin.js';
 export { PLACEHOLDERS, renderCommand, placeholderValues } from './command.js';
 export { sessionEnv, shellQuote } from './common.js';
 
-const HARNESSES: readonly Harness[] = [builtinHarness, claudeCodeHarness, codexHarness, geminiCliHarness, qwenCodeHarness, opencodeHarness, piHarness, clineHarness, commandHarness];
+const HARNESSES: readonly Harness[] = [builtinHarness, claudeCodeHarness, codexHarness, geminiCliHarness, qwenCodeHarness, opencodeHarness, piHarness, clineHarness, commandHarness, oracleHarness, nopHarness];
 
 export function listHarnesses(): readonly Harness[] {
   return HARNESSES;

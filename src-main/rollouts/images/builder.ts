@@ -1,9 +1,10 @@
 // Task images (DESIGN §7): a Harbor task's environment/ is built once through the Docker Engine API
 // (`POST /build` via dockerode, so DOCKER_HOST and Podman's Docker-compatible socket work) and tagged
-// `rollgate-env:<content hash>`. The tag is the cache: a later batch, or another task with the same
+// `rollgate-env:<hash of its files and of the ids of its FROM images>`. The tag is the cache: a later batch, or another task with the same
 // environment, finds the image and builds nothing. A prebuilt image named by a task (`image` in a JSONL
 // row, `docker_image` in task.toml) is used when present locally, else pulled.
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { contextHash, listFiles } from './context-hash.js';
@@ -21,6 +22,8 @@ export interface ImageProgress {
 
 export interface ImageResult {
   image: string;
+  /** The image's WORKDIR ('' when it sets none). */
+  workdir: string;
   /** True when the image was already there (nothing built or pulled). */
   cached: boolean;
   durationMs: number;
@@ -30,6 +33,8 @@ export interface ImageOptions {
   signal?: AbortSignal;
   /** Build time limit (Harbor `build_timeout_sec`). Default 10 minutes. */
   timeoutMs?: number;
+  /** `none`: RUN steps get no network (a task that declares no internet needs none to build either). */
+  network?: 'none' | 'default';
   onProgress?: (p: ImageProgress) => void;
 }
 
@@ -41,9 +46,24 @@ export class ImageError extends Error {
   }
 }
 
-/** The tag a build context gets: the same files always give the same tag. */
-export function envImageTag(contextDir: string): string {
-  return `${ENV_IMAGE_REPO}:${contextHash(contextDir).slice(0, 32)}`;
+/** The images a Dockerfile starts FROM (build stages it names itself left out). */
+export function fromImages(dockerfile: string): string[] {
+  const stages = new Set<string>();
+  const out: string[] = [];
+  for (const m of dockerfile.matchAll(/^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?/gim)) {
+    if (!stages.has(m[1].toLowerCase()) && m[1] !== 'scratch') out.push(m[1]);
+    if (m[2]) stages.add(m[2].toLowerCase());
+  }
+  return out;
+}
+
+/**
+ * The tag a build context gets: its files plus the ids of the images it starts FROM, so the same
+ * environment on a changed base image (re-imported, pulled anew) is built again rather than reused.
+ */
+export function envImageTag(contextDir: string, baseIds: string[] = []): string {
+  const h = createHash('sha256').update(contextHash(contextDir)).update(`\0${baseIds.join('\0')}`).digest('hex');
+  return `${ENV_IMAGE_REPO}:${h.slice(0, 32)}`;
 }
 
 interface StreamEvent { stream?: string; status?: string; progress?: string; error?: string; errorDetail?: { message?: string } }
@@ -56,12 +76,29 @@ export class ImageBuilder {
 
   constructor(readonly docker: Docker = new Docker()) {}
 
-  async exists(image: string): Promise<boolean> {
+  /** The local ids of the images `contextDir`'s Dockerfile starts FROM (`name@absent` for one not pulled yet). */
+  async baseIds(contextDir: string): Promise<string[]> {
+    const names = fromImages(readFileSync(join(contextDir, 'Dockerfile'), 'utf8'));
+    return Promise.all(names.map(async (n) => {
+      try {
+        return (await this.docker.getImage(n).inspect()).Id;
+      } catch {
+        return `${n}@absent`;
+      }
+    }));
+  }
+
+  /** The tag `contextDir` builds to now (see envImageTag). */
+  async tagFor(contextDir: string): Promise<string> {
+    return envImageTag(contextDir, await this.baseIds(contextDir));
+  }
+
+  /** The image's WORKDIR when it exists on the daemon, else null. */
+  async workdirOf(image: string): Promise<string | null> {
     try {
-      await this.docker.getImage(image).inspect();
-      return true;
+      return (await this.docker.getImage(image).inspect()).Config?.WorkingDir ?? '';
     } catch (e) {
-      if ((e as { statusCode?: number }).statusCode === 404) return false;
+      if ((e as { statusCode?: number }).statusCode === 404) return null;
       throw new ImageError(`cannot reach the Docker daemon (${process.env.DOCKER_HOST ?? 'default socket'}): ${(e as Error).message}`);
     }
   }
@@ -69,13 +106,14 @@ export class ImageBuilder {
   /** Builds `contextDir` (a folder holding a Dockerfile) unless an image of the same content exists. */
   ensureBuilt(contextDir: string, opts: ImageOptions = {}): Promise<ImageResult> {
     if (!existsSync(join(contextDir, 'Dockerfile'))) return Promise.reject(new ImageError(`no Dockerfile in ${contextDir}`));
-    const tag = envImageTag(contextDir);
-    return this.once(tag, async () => {
+    return this.once(`build:${contextDir}`, async () => {
+      const tag = await this.tagFor(contextDir);
       const started = Date.now();
-      if (await this.exists(tag)) {
+      const have = await this.workdirOf(tag);
+      if (have !== null) {
         this.stats.cached++;
         opts.onProgress?.({ phase: 'cached', image: tag });
-        return { image: tag, cached: true, durationMs: Date.now() - started };
+        return { image: tag, workdir: have, cached: true, durationMs: Date.now() - started };
       }
       const timeout = AbortSignal.timeout(opts.timeoutMs ?? 600_000);
       const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
@@ -83,14 +121,16 @@ export class ImageBuilder {
       try {
         stream = await this.docker.buildImage({ context: contextDir, src: listFiles(contextDir) }, {
           t: tag, forcerm: true, labels: { 'io.rollgate.context': contextDir }, abortSignal: signal,
+          ...(opts.network === 'none' ? { networkmode: 'none' } : {}),
         });
       } catch (e) {
         throw new ImageError(`docker build could not start: ${(e as Error).message}`);
       }
       await this.follow(stream, tag, 'build', signal, opts, timeout, opts.timeoutMs ?? 600_000);
-      if (!(await this.exists(tag))) throw new ImageError(`docker build finished without producing ${tag}`);
+      const workdir = await this.workdirOf(tag);
+      if (workdir === null) throw new ImageError(`docker build finished without producing ${tag}`);
       this.stats.built++;
-      return { image: tag, cached: false, durationMs: Date.now() - started };
+      return { image: tag, workdir, cached: false, durationMs: Date.now() - started };
     });
   }
 
@@ -98,10 +138,11 @@ export class ImageBuilder {
   ensurePresent(image: string, opts: ImageOptions = {}): Promise<ImageResult> {
     return this.once(image, async () => {
       const started = Date.now();
-      if (await this.exists(image)) {
+      const have = await this.workdirOf(image);
+      if (have !== null) {
         this.stats.cached++;
         opts.onProgress?.({ phase: 'cached', image });
-        return { image, cached: true, durationMs: Date.now() - started };
+        return { image, workdir: have, cached: true, durationMs: Date.now() - started };
       }
       const timeout = AbortSignal.timeout(opts.timeoutMs ?? 1_800_000);
       const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
@@ -112,9 +153,10 @@ export class ImageBuilder {
         throw new ImageError(`image ${image} is not on this machine and could not be pulled: ${(e as Error).message}`);
       }
       await this.follow(stream, image, 'pull', signal, opts, timeout, opts.timeoutMs ?? 1_800_000);
-      if (!(await this.exists(image))) throw new ImageError(`pulling ${image} finished without the image`);
+      const workdir = await this.workdirOf(image);
+      if (workdir === null) throw new ImageError(`pulling ${image} finished without the image`);
       this.stats.pulled++;
-      return { image, cached: false, durationMs: Date.now() - started };
+      return { image, workdir, cached: false, durationMs: Date.now() - started };
     });
   }
 

@@ -49,6 +49,8 @@ export interface PrepareSpec {
    * mounted there; checks then run in a fresh container made from a snapshot of the agent's finished one.
    */
   workFromImage?: boolean;
+  /** docker: host folders mounted read-only at `target` for the agent only (the oracle's /solution). */
+  mounts?: Array<{ host: string; target: string }>;
   limits?: Partial<SandboxLimits>;
 }
 
@@ -75,6 +77,8 @@ export interface CheckSpec {
   agentOutput: string;
   /** A host folder mounted writable only into this check (e.g. Harbor's `/logs/verifier`), where it writes results. */
   outputDir?: { host: string; sandbox: string };
+  /** docker with `workFromImage`: start from the task's own image, not the snapshot of the agent's container (SWE-bench's clean check). */
+  fromImage?: boolean;
 }
 
 /** Where a check sees the task's hidden tests. */

@@ -27,6 +27,8 @@ export const GLM45_FORMAT: TaggedFormat = {
   toolStarts: ['<tool_call>'],
   toolEnds: ['</tool_call>'],
   parseToolBody: parseGlmCall,
+  requireClose: true,
+  trimBeforeCall: true,
 };
 
 function formatCall(c: { name: string; arguments: Record<string, unknown> }): string {
@@ -37,7 +39,8 @@ function formatCall(c: { name: string; arguments: Record<string, unknown> }): st
 function formatGlmTurn(turn: SampledTurn, view: PromptView): string {
   const think = view.generation === 'no-think' || turn.reasoning == null ? '' : `<think>${turn.reasoning}</think>`;
   const body = [turn.content ? turn.content : '', ...(turn.toolCalls ?? []).map(formatCall)].filter(Boolean).join('\n');
-  return `${think}\n${body}`;
+  // GLM starts every turn on a new line after <|assistant|>, as its template renders earlier turns.
+  return think ? `\n${think}\n${body}` : `\n${body}`;
 }
 
 /** Turns between role tokens; tools from the first system turn; tool results from <|observation|> turns. */

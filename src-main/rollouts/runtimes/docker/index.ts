@@ -58,7 +58,7 @@ export const dockerRuntime: Runtime = {
         const binds = [
           ...(spec.workFromImage ? [] : [`${host.work}:${paths.work}`]),
           `${host.home}:${paths.home}`, `${host.tmp}:${paths.tmp}`, `${host.socketDir}:${IN.socketDir}`,
-          `${FORWARDER_PATH}:${IN.forwarder}:ro`, ...tools,
+          `${FORWARDER_PATH}:${IN.forwarder}:ro`, ...tools, ...(spec.mounts ?? []).map((m) => `${m.host}:${m.target}:ro`),
         ];
         const r = await runContainer(docker, {
           image, workdir: paths.work, binds, limits, labels, env: plan.env, keep: !!spec.workFromImage, readonlyRootfs,
@@ -87,7 +87,7 @@ export const dockerRuntime: Runtime = {
         ];
         const env = checkEnv({ home: paths.home, tmp: paths.tmp, output: IN.agentOutput, tests: check.checkFiles ? CHECK_FILES_DIR : undefined }, check.env, SANDBOX_SYSTEM_PATH, mapped.map(nodeBinDir()));
         const { container: _c, ...result } = await runContainer(docker, {
-          image: snapshot ?? image, workdir: paths.work, binds, limits, labels, env, cmd: ['/bin/sh', '-c', check.command], readonlyRootfs,
+          image: check.fromImage ? image : snapshot ?? image, workdir: paths.work, binds, limits, labels, env, cmd: ['/bin/sh', '-c', check.command], readonlyRootfs,
         }, opts);
         return result;
       },
