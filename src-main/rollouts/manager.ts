@@ -24,6 +24,7 @@ import { RUNTIME_CHOICES, getRuntime, resolveRuntime, type Runtime, type Runtime
 import { SANDBOX_SYSTEM_PATH, baseEnv, nodeBinDir, writeFiles } from './runtimes/run-dirs.js';
 import { BUILTIN_AGENT_PATH } from './harnesses/index.js';
 import { agentInstallDir } from './install.js';
+import { engineFailureOf } from './engine-failure.js';
 import { DatasetError, evaluatorSpec, loadDataset, validateTasks, type EvaluatorSpec, type Task } from './tasks.js';
 import { verifyHarbor, verifySweBench, type RunContainerCheck } from './container-check.js';
 import { ImageBuilder } from './images/builder.js';
@@ -358,6 +359,12 @@ export class RolloutManager {
       if (!this.closed) this.finishBatch(b, 'failed', `runtime ${b.runtime.name} is not available: ${usable.reason}`);
       return;
     }
+    // A dead engine fails the batch now, saying why, instead of every sample after its agent's retries.
+    const engine = await this.opts.pool.probeEngine(b.engineId);
+    if (!engine.ok) {
+      if (!this.closed) this.finishBatch(b, 'failed', `engine ${b.engineId} is unreachable: ${engine.problems.join('; ')}`);
+      return;
+    }
     let bin: string | null = null;
     if (b.harness.agent) {
       try {
@@ -485,6 +492,7 @@ export class RolloutManager {
       : outcome === 'start_error' ? `agent could not start: ${result.spawnError}`
       : outcome === 'timeout' ? `agent timed out after ${Math.round(timeoutMs / 1000)} s`
       : outcome === 'agent_error' ? `agent exited with ${result.exitCode ?? result.signal}` : null;
+    const engineFailure = agentError ? engineFailureOf(store.completions.listBySession(session.id)) : null;
     const finalAnswer = result.stdoutTail.trim();
     const common = { exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, stdout: result.stdout, stderr: result.stderr, finalAnswer };
     const interrupted = async (verdict?: EvaluatorVerdict) => {
@@ -525,7 +533,8 @@ export class RolloutManager {
     const current = stored();
     const reward = verdict.reward ?? null;
     const status = outcome === 'ok' && !verdict.error ? 'finished' : 'failed';
-    store.runs.update(session.id, { ...common, status: 'done', outcome, evaluator: verdict, error: agentError, finishedAt: Date.now() });
+    const error = engineFailure ? `${engineFailure}; ${agentError}` : agentError;
+    store.runs.update(session.id, { ...common, status: 'done', outcome, evaluator: verdict, error, finishedAt: Date.now() });
     track.ended = true;
     this.tally(b, status, reward);
     await store.writer.updateSession(session.id, {
@@ -533,7 +542,7 @@ export class RolloutManager {
       metadata: withTraceRewards({
         ...ownMetadata(current?.metadata ?? metadata), outcome, exitCode: result.exitCode, durationMs: result.durationMs,
         evaluator: { type: verdict.type, reward: verdict.reward, ...(verdict.error ? { error: verdict.error } : {}) },
-        ...(agentError ? { error: agentError } : {}),
+        ...(error ? { error } : {}),
       }, verdict.traceRewards),
     });
     events.emit({ type: 'session', id: session.id, status });
