@@ -60,6 +60,9 @@ export async function registerBatchesApi(app: FastifyInstance, deps: ApiDeps): P
   const rollouts = deps.rollouts;
   if (!rollouts) return;
 
+  // Where batch agents can run here: bwrap / docker / local, and what `auto` (or `serve --runtime`) gives.
+  app.get('/api/runtimes', async () => rollouts.runtimes());
+
   app.post('/api/batches', async (req, reply) => {
     try {
       // `runtime` says where the agents run; `warning` is set when they run unsandboxed (auto fell back to local).

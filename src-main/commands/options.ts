@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { FAMILY_NAMES } from '../core/families/index.js';
+import { RUNTIME_CHOICES, type RuntimeChoice } from '../rollouts/runtimes/types.js';
 
 /**
  * A path the user typed, made absolute against the folder they typed it in: `npm run` starts scripts
@@ -53,6 +54,11 @@ export function onSignals(close: () => Promise<void>): void {
       close().finally(() => process.exit(0));
     });
   }
+}
+
+export function runtimeChoice(v: string): RuntimeChoice {
+  if (!(RUNTIME_CHOICES as readonly string[]).includes(v)) throw new InvalidArgumentError(`runtime must be one of ${RUNTIME_CHOICES.join(', ')}`);
+  return v as RuntimeChoice;
 }
 
 /** A model family name from the registry, or a usage error listing them. */

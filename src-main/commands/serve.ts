@@ -9,11 +9,12 @@ import { defaultDataDir } from '../data-dir.js';
 import { loadTopology } from '../engines/topology.js';
 import { openInBrowser } from '../open-browser.js';
 import { FAMILY_NAMES } from '../core/families/index.js';
-import { familyOption, int, onSignals, positive } from './options.js';
+import { familyOption, int, onSignals, positive, runtimeChoice, userPath } from './options.js';
+import type { RuntimeChoice } from '../rollouts/runtimes/types.js';
 
 interface ServeOptions {
   host: string; port: number; dataDir?: string; topology?: string; sim: boolean; simFamily?: string; controlTokenFile?: string; open?: boolean;
-  engineTimeout: number; engineIdleTimeout: number; maxBodyMb: number; maxConcurrentPerSession: number; allowedHost: string[];
+  engineTimeout: number; runtime?: RuntimeChoice; engineIdleTimeout: number; maxBodyMb: number; maxConcurrentPerSession: number; allowedHost: string[];
 }
 
 export function registerServe(program: Command): void {
@@ -31,13 +32,14 @@ export function registerServe(program: Command): void {
   .option('--max-body-mb <mb>', 'largest agent request body accepted (413 above)', positive('--max-body-mb'), 32)
   .option('--max-concurrent-per-session <n>', 'agent calls one session may have in flight (429 above)', positive('--max-concurrent-per-session'), 64)
   .option('--allowed-host <name...>', 'on loopback, also answer requests addressed to these host names (port forwarders)', (process.env.ROLLGATE_ALLOWED_HOSTS ?? '').split(',').filter(Boolean))
+  .option('--runtime <name>', 'where batch agents run unless a batch says: auto (bwrap on Linux when installed, else local) | bwrap | docker | local (unsandboxed)', runtimeChoice)
   .option('--open', 'open the UI in a browser once ready')
   .action(async (opts: ServeOptions) => {
     refuseTokenInEnv();
-    const dataDir = opts.dataDir ?? defaultDataDir();
-    const engines = opts.topology ? loadTopology(opts.topology) : [];
+    const dataDir = opts.dataDir ? userPath(opts.dataDir) : defaultDataDir();
+    const engines = opts.topology ? loadTopology(userPath(opts.topology)) : [];
     // Off loopback the control API needs a token; it lives in a 0600 file, never in argv or the environment.
-    const tokenFile = opts.controlTokenFile ?? controlTokenPath(dataDir);
+    const tokenFile = opts.controlTokenFile ? userPath(opts.controlTokenFile) : controlTokenPath(dataDir);
     const onLoopback = LOOPBACK_HOSTS.has(opts.host);
     const token = opts.controlTokenFile || !onLoopback ? ensureControlToken(tokenFile) : null;
     await ensureUiBuilt(DEFAULT_UI_DIR, resolve(DEFAULT_UI_DIR, '..'));
@@ -47,6 +49,7 @@ export function registerServe(program: Command): void {
       bodyLimitBytes: Math.round(opts.maxBodyMb * 1024 * 1024),
       maxConcurrentPerSession: Math.max(1, Math.floor(opts.maxConcurrentPerSession)),
       allowedHosts: opts.allowedHost,
+      rollouts: opts.runtime ? { defaultRuntime: opts.runtime } : undefined,
     });
     onSignals(app.close);
     console.log(`Rollgate listening on ${app.url}`);

@@ -2,7 +2,7 @@
 // that have not reached the agent, the weight-sync pause gate, and the policy version.
 import type { CanonicalDelta } from '../core/types.js';
 import { contextLength } from './context-room.js';
-import { DEFAULT_ENGINE_TIMEOUTS, type EngineTimeouts } from './http.js';
+import { DEFAULT_ENGINE_TIMEOUTS, healthProblem, type EngineTimeouts } from './http.js';
 import { driverFor } from './drivers/index.js';
 import { forwardToEngine, type ForwardResult } from './engine-control.js';
 import { readEngineLoad } from './engine-load.js';
@@ -271,6 +271,28 @@ export class EnginePool {
         this.markUnhealthy(r);
       }
     })));
+  }
+
+  /**
+   * Probes one engine's replicas now (before a batch starts): ok when at least one answers; otherwise
+   * what went wrong with each (connection refused, timeout, HTTP status).
+   */
+  async probeEngine(id: string): Promise<{ ok: boolean; problems: string[] }> {
+    const e = this.engines.get(id);
+    if (!e) return { ok: false, problems: [`unknown engine ${id}`] };
+    const problems: string[] = [];
+    await Promise.all(e.replicas.map(async (r) => {
+      const healthy = await e.adapter.health(r.url);
+      r.lastCheckedAt = Date.now();
+      if (healthy) {
+        r.healthy = true;
+        r.failures = 0;
+        return;
+      }
+      this.markUnhealthy(r);
+      problems.push(`${r.url}: ${(await healthProblem(r.url)) ?? 'health check failed'}`);
+    }));
+    return { ok: problems.length < e.replicas.length, problems };
   }
 
   startHealthChecks(intervalMs = 5000): void {

@@ -20,10 +20,11 @@ import { getHarness, listHarnesses, sessionEnv, type Harness, type HarnessContex
 import { installAgent, type InstallProgress } from './install.js';
 import { buildBatchView, type BatchView } from './results.js';
 import { killGroup, type ProcessResult } from './runtimes/process.js';
-import { RUNTIME_CHOICES, resolveRuntime, type Runtime, type RuntimeChoice, type Sandbox } from './runtimes/index.js';
+import { RUNTIME_CHOICES, getRuntime, resolveRuntime, type Runtime, type RuntimeChoice, type RuntimeName, type Sandbox } from './runtimes/index.js';
 import { SANDBOX_SYSTEM_PATH, baseEnv, nodeBinDir, writeFiles } from './runtimes/run-dirs.js';
 import { BUILTIN_AGENT_PATH } from './harnesses/index.js';
 import { agentInstallDir } from './install.js';
+import { engineFailureOf } from './engine-failure.js';
 import { DatasetError, evaluatorSpec, loadDataset, validateTasks, type EvaluatorSpec, type Task } from './tasks.js';
 import { verifyHarbor, verifySweBench, type RunContainerCheck } from './container-check.js';
 import { ImageBuilder } from './images/builder.js';
@@ -93,6 +94,17 @@ export interface RolloutManagerOptions {
 
 interface Job { task: Task; sampleIndex: number }
 
+export interface RuntimesView {
+  /** The runtime of batches that name none (`serve --runtime`, default auto). */
+  default: RuntimeChoice;
+  /** What that resolves to here (null when it cannot run). */
+  resolved: RuntimeName | null;
+  /** Set when the resolved runtime is local: agents run unsandboxed. */
+  warning?: string;
+  error?: string;
+  runtimes: Array<{ name: RuntimeName; available: boolean; reason?: string }>;
+}
+
 interface ActiveBatch {
   record: BatchRecord;
   tasks: Task[];
@@ -160,6 +172,23 @@ export class RolloutManager {
   }
 
   // ---- API ----
+
+  /** Which runtimes this machine has, and what a batch that names none gets (GET /api/runtimes). */
+  async runtimes(): Promise<RuntimesView> {
+    const choice = this.opts.defaultRuntime ?? 'auto';
+    const probe = async (name: RuntimeName) => {
+      const r = await getRuntime(name).available();
+      return r.ok ? { name, available: true } : { name, available: false, reason: r.reason };
+    };
+    const runtimes = await Promise.all((['bwrap', 'docker', 'local'] as const).map(probe));
+    const resolved = resolveRuntime(choice);
+    return {
+      default: choice,
+      resolved: 'error' in resolved ? null : resolved.runtime.name,
+      ...('error' in resolved ? { error: resolved.error } : resolved.warning ? { warning: resolved.warning } : {}),
+      runtimes,
+    };
+  }
 
   /** Validates and starts a batch. Throws BatchSpecError (or DatasetError) on a bad spec: nothing is created. */
   submit(body: unknown): { id: string; runtime: string; warning?: string } {
@@ -330,6 +359,12 @@ export class RolloutManager {
       if (!this.closed) this.finishBatch(b, 'failed', `runtime ${b.runtime.name} is not available: ${usable.reason}`);
       return;
     }
+    // A dead engine fails the batch now, saying why, instead of every sample after its agent's retries.
+    const engine = await this.opts.pool.probeEngine(b.engineId);
+    if (!engine.ok) {
+      if (!this.closed) this.finishBatch(b, 'failed', `engine ${b.engineId} is unreachable: ${engine.problems.join('; ')}`);
+      return;
+    }
     let bin: string | null = null;
     if (b.harness.agent) {
       try {
@@ -457,6 +492,7 @@ export class RolloutManager {
       : outcome === 'start_error' ? `agent could not start: ${result.spawnError}`
       : outcome === 'timeout' ? `agent timed out after ${Math.round(timeoutMs / 1000)} s`
       : outcome === 'agent_error' ? `agent exited with ${result.exitCode ?? result.signal}` : null;
+    const engineFailure = agentError ? engineFailureOf(store.completions.listBySession(session.id)) : null;
     const finalAnswer = result.stdoutTail.trim();
     const common = { exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, stdout: result.stdout, stderr: result.stderr, finalAnswer };
     const interrupted = async (verdict?: EvaluatorVerdict) => {
@@ -497,7 +533,8 @@ export class RolloutManager {
     const current = stored();
     const reward = verdict.reward ?? null;
     const status = outcome === 'ok' && !verdict.error ? 'finished' : 'failed';
-    store.runs.update(session.id, { ...common, status: 'done', outcome, evaluator: verdict, error: agentError, finishedAt: Date.now() });
+    const error = engineFailure ? `${engineFailure}; ${agentError}` : agentError;
+    store.runs.update(session.id, { ...common, status: 'done', outcome, evaluator: verdict, error, finishedAt: Date.now() });
     track.ended = true;
     this.tally(b, status, reward);
     await store.writer.updateSession(session.id, {
@@ -505,7 +542,7 @@ export class RolloutManager {
       metadata: withTraceRewards({
         ...ownMetadata(current?.metadata ?? metadata), outcome, exitCode: result.exitCode, durationMs: result.durationMs,
         evaluator: { type: verdict.type, reward: verdict.reward, ...(verdict.error ? { error: verdict.error } : {}) },
-        ...(agentError ? { error: agentError } : {}),
+        ...(error ? { error } : {}),
       }, verdict.traceRewards),
     });
     events.emit({ type: 'session', id: session.id, status });

@@ -67,6 +67,8 @@ export interface ContainerSpec {
   image?: string;
   buildContext?: string;
   buildTimeoutMs?: number;
+  /** `none`: the build gets no network either (Harbor `allow_internet = false`). */
+  buildNetwork?: 'none';
   /** The agent's folder in the image (default: the image's WORKDIR). */
   workdir?: string;
   cpus?: number;

@@ -3,6 +3,7 @@ import type {
   BatchDetail,
   BatchesResponse,
   BatchSubmit,
+  RuntimesInfo,
   BuilderName,
   CompletionsResponse,
   CreatedSession,
@@ -162,7 +163,8 @@ export const api = {
 
   batches: (signal?: AbortSignal) => getJson<BatchesResponse>('/api/batches?limit=1000', signal),
   batch: (id: string, signal?: AbortSignal) => getJson<BatchDetail>(`/api/batches/${enc(id)}`, signal),
-  submitBatch: (body: BatchSubmit) => postJson<{ id: string }>('/api/batches', body),
+  submitBatch: (body: BatchSubmit) => postJson<{ id: string; runtime: string; warning?: string }>('/api/batches', body),
+  runtimes: (signal?: AbortSignal) => getJson<RuntimesInfo>('/api/runtimes', signal),
   cancelBatch: (id: string) => postJson<unknown>(`/api/batches/${enc(id)}/cancel`, {}),
 
   rescore: (body: { batchId?: string; sessionId?: string; engine: string; builder?: BuilderName; bins?: number; progressId?: string }, signal?: AbortSignal) =>

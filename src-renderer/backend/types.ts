@@ -215,6 +215,19 @@ export interface BatchSubmit {
   concurrency: number;
   name?: string;
   command?: string;
+  /** Where agents run (auto = bwrap on Linux when installed, else local: unsandboxed). */
+  runtime?: RuntimeChoice;
+}
+
+export type RuntimeChoice = 'auto' | 'bwrap' | 'docker' | 'local';
+
+/** GET /api/runtimes */
+export interface RuntimesInfo {
+  default: RuntimeChoice;
+  resolved: 'bwrap' | 'docker' | 'local' | null;
+  warning?: string;
+  error?: string;
+  runtimes: Array<{ name: 'bwrap' | 'docker' | 'local'; available: boolean; reason?: string }>;
 }
 
 // ---- traces ----

@@ -318,6 +318,16 @@ export function BatchView({ id, taskId }: { id: string; taskId?: string }) {
         <dd>{n}</dd>
         <dt>Concurrency</dt>
         <dd>{batch.spec.concurrency ?? '—'}</dd>
+        <dt>Runtime</dt>
+        <dd data-testid="batch-runtime">
+          {String(batch.spec.runtime ?? 'local')}
+          {(batch.spec.runtime ?? 'local') === 'local' && (
+            <>
+              {' '}
+              <span className="badge badge-warn" title="Agents ran as plain processes: they could reach the control API, other sessions and your files">unsandboxed</span>
+            </>
+          )}
+        </dd>
         <dt>Created</dt>
         <dd>{formatTime(batch.createdAt)}</dd>
         <dt>{batch.finishedAt ? 'Duration' : 'Running for'}</dt>

@@ -52,6 +52,24 @@ describe('rollgate eval', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/unknown harness "nope"/);
   }, 60_000);
+
+  it('--runtime: names where agents run; local warns that they are unsandboxed; a wrong name exits 2', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'one.jsonl');
+    writeFileSync(file, '{"id":"a","prompt":"What is 2 + 2?","expected":"4"}\n');
+    const args = ['eval', '--dataset', file, '--harness', 'command', '--command', 'echo "The answer is 4."', '--data-dir', join(dir, 'data')];
+    const local = await rollgate([...args, '--runtime', 'local']);
+    expect(local.code, local.stderr).toBe(0);
+    expect(local.stderr).toMatch(/WARNING: runs are UNSANDBOXED \(runtime local\)/);
+    expect(local.stderr).toMatch(/runtime local\)/);
+    const sandboxed = await rollgate([...args, '--runtime', 'bwrap']);
+    expect(sandboxed.code, sandboxed.stderr).toBe(0);
+    expect(sandboxed.stderr).not.toMatch(/UNSANDBOXED/);
+    expect(sandboxed.stderr).toMatch(/concurrency 4, runtime bwrap\)/);
+    const wrong = await rollgate([...args, '--runtime', 'chroot']);
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stderr).toMatch(/runtime must be one of auto, bwrap, docker, local/);
+  }, 120_000);
 });
 
 describe('rollgate session', () => {

@@ -12,6 +12,10 @@ export interface TaggedFormat {
   toolEnds: readonly string[];
   /** One call's body (between a start and an end tag), or null when it is not a call after all. */
   parseToolBody(body: string, tools: readonly FunctionTool[]): { name: string; arguments: string } | null;
+  /** A call cut off before its end tag stays text (GLM); otherwise it is read as far as it goes (hermes). */
+  requireClose?: boolean;
+  /** Whitespace between the content and the first call is not content (GLM strips it). */
+  trimBeforeCall?: boolean;
 }
 
 /** Length of the longest suffix of `s` that is a proper prefix of `tag`. */
@@ -130,13 +134,19 @@ export function createTaggedParser(format: TaggedFormat, opts: ParserOptions = {
       case 'content': {
         const hit = parseTools ? firstTag(buf, format.toolStarts) : null;
         if (hit) {
-          emitText(out, 'content', buf.slice(0, hit.at));
+          const before = buf.slice(0, hit.at);
+          emitText(out, 'content', format.trimBeforeCall ? before.trimEnd() : before);
           buf = buf.slice(hit.at + hit.tag.length);
           openedWith = hit.tag;
           mode = 'tool';
           return true;
         }
-        const keep = final || !parseTools ? 0 : holdBack(buf, format.toolStarts);
+        let keep = final || !parseTools ? 0 : holdBack(buf, format.toolStarts);
+        if (format.trimBeforeCall && !final && parseTools) {
+          // Whitespace that a call may still follow is held back with any partial tag after it.
+          const rest = buf.slice(0, buf.length - keep);
+          keep += rest.length - rest.trimEnd().length;
+        }
         emitText(out, 'content', buf.slice(0, buf.length - keep));
         buf = buf.slice(buf.length - keep);
         return false;
@@ -154,7 +164,8 @@ export function createTaggedParser(format: TaggedFormat, opts: ParserOptions = {
           const body = buf;
           buf = '';
           mode = 'content';
-          closeTool(out, body, '');
+          if (format.requireClose) emitText(out, 'content', openedWith + body);
+          else closeTool(out, body, '');
         }
         return false;
       }

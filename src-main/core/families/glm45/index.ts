@@ -27,6 +27,8 @@ export const GLM45_FORMAT: TaggedFormat = {
   toolStarts: ['<tool_call>'],
   toolEnds: ['</tool_call>'],
   parseToolBody: parseGlmCall,
+  requireClose: true,
+  trimBeforeCall: true,
 };
 
 function formatCall(c: { name: string; arguments: Record<string, unknown> }): string {

@@ -2,6 +2,7 @@
 // final is content, a commentary message `to=functions.NAME` is a tool call whose arguments are the
 // message text (vLLM's openai tool parser), commentary without a recipient is content (a preamble). Pure.
 import type { CanonicalDelta } from '../../types.js';
+import { pyJsonDumps } from '../py-json.js';
 import { appendText, holdBack, stepParser } from '../tagged-parser.js';
 import type { OutputParser, ParserOptions } from '../types.js';
 import { H } from './harmony.js';
@@ -14,6 +15,15 @@ export function readHeader(header: string): Header {
   const channel = /<\|channel\|>\s*([A-Za-z_]+)/.exec(header)?.[1] ?? '';
   const recipient = /(?:^|\s)to=([^\s<]+)/.exec(header.replace(/<\|channel\|>/g, ' '))?.[1] ?? null;
   return { channel, recipient };
+}
+
+/** JSON arguments as Python's json.dumps prints them (vLLM re-dumps what parses); anything else as written. */
+function normalArguments(text: string): string {
+  try {
+    return pyJsonDumps(JSON.parse(text));
+  } catch {
+    return text;
+  }
 }
 
 export function createHarmonyParser(opts: ParserOptions = {}): OutputParser {
@@ -43,7 +53,7 @@ export function createHarmonyParser(opts: ParserOptions = {}): OutputParser {
     if (isCall()) {
       const index = toolIndex++;
       const name = header.recipient!.startsWith('functions.') ? header.recipient!.slice('functions.'.length) : header.recipient!;
-      out.push({ kind: 'tool_call', index, id: newId(index), name, arguments: callBody });
+      out.push({ kind: 'tool_call', index, id: newId(index), name, arguments: normalArguments(callBody) });
     }
     callBody = '';
   };
