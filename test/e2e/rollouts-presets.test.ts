@@ -7,6 +7,7 @@
 //   - count-notes (`expected: "3"`): the agent counts the lines with its shell tool (`wc -l`) and ends on
 //     "The answer is 3."; the exact-match evaluator reads that from the agent's stdout → 1.
 // The `command` preset runs Claude Code from a command line with placeholders.
+// Every preset runs under bwrap (issue 11): the agent reaches only its own session, through the run's socket.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getHarness, shellQuote } from '../../src-main/rollouts/harnesses/index.js';
 import { installAgent } from '../../src-main/rollouts/install.js';
@@ -105,8 +106,8 @@ describe('every CLI preset through the rollout manager', () => {
   for (const p of PRESETS) {
     it(`${p.harness}: check and exact-match rewards on repo-fix + notes tasks`, async () => {
       const agent = getHarness(p.harness)!.agent!;
-      const { view, phases } = await runPresetBatch({ harness: p.harness });
-      expect(view.spec).toMatchObject({ harness: p.harness, agent: `${agent.package}@${agent.version}` });
+      const { view, phases } = await runPresetBatch({ harness: p.harness, runtime: 'bwrap' });
+      expect(view.spec).toMatchObject({ harness: p.harness, agent: `${agent.package}@${agent.version}`, runtime: 'bwrap' });
       expect(phases[0], 'the install step comes first (installed now, or already cached)').toMatch(/^install/);
       checkBatch(view, p.dialect);
       // Each task's work was done by the agent's own shell tool, exactly once (no client-side retries).
@@ -118,7 +119,8 @@ describe('every CLI preset through the rollout manager', () => {
   it('command: Claude Code from a command line with placeholders', async () => {
     const claude = await installAgent(AGENT_CACHE, getHarness('claude-code')!.agent!);
     const command = `ANTHROPIC_BASE_URL={{ANTHROPIC_BASE_URL}} ANTHROPIC_API_KEY={{API_KEY}} CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 ${shellQuote(claude)} -p {{PROMPT}} --model {{MODEL}} --allowedTools Bash`;
-    const { view } = await runPresetBatch({ harness: 'command', command });
+    // The command names the agent by its host path, which only an unsandboxed run can see.
+    const { view } = await runPresetBatch({ harness: 'command', command, runtime: 'local' });
     checkBatch(view, 'anthropic');
     expect(shellCommands(view, 'fix-greeting', 'Bash', 'command')).toEqual(['node apply-fix.js']);
   });
