@@ -16,6 +16,7 @@ import { SIM_MODELS, startSimEngine } from './engines/sim/index.js';
 import { checkTokenFormat } from './engines/token-format.js';
 import { parseEngineConfig } from './engines/topology.js';
 import type { EngineConfig } from './engines/types.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './core/dialects/validate.js';
 import { sendDialectError } from './gateway/errors.js';
 import { ROLLOUT_CONTROL_ROUTES } from './gateway/rollout-gateway.js';
 import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
@@ -139,6 +140,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     closers.push(() => rollouts.close());
     let baseUrl = '';
     installErrorHandler(server);
+    limitJsonDepth(server);
     if (LOOPBACK_HOSTS.has(host)) guardLoopback(server, config.allowedHosts);
     requireJsonControlCalls(server);
     if (config.controlToken) await requireControlToken(server, config.controlToken);
@@ -172,6 +174,24 @@ function storedEngines(store: Store, taken: Set<string>): EngineConfig[] {
     }
   }
   return out;
+}
+
+/**
+ * JSON bodies as fastify parses them (prototype-poisoning checks included), refused with a 400 when they nest
+ * deeper than any real request: hashing, validating or copying a 5,000-level body overflowed the stack (a 500).
+ */
+function limitJsonDepth(server: FastifyInstance): void {
+  const parse = server.getDefaultJsonParser('error', 'error');
+  server.removeContentTypeParser('application/json');
+  server.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    parse(req, body as string, (err: Error | null, value?: unknown) => {
+      if (err) return done(err);
+      if (nestsDeeperThan(value, MAX_JSON_DEPTH)) {
+        return done(Object.assign(new Error(`request body nests deeper than ${MAX_JSON_DEPTH} levels`), { statusCode: 400 }));
+      }
+      done(null, value);
+    });
+  });
 }
 
 function installErrorHandler(server: FastifyInstance): void {

@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { DialectCodec, ParseContext, StreamEncoder } from '../core/dialects/codec.js';
 import { DialectError } from '../core/dialects/codec.js';
 import { canonicalResponse } from '../core/response.js';
-import type { CanonicalRequest, CompletionRecord, CompletionStatus, SessionRecord } from '../core/types.js';
+import type { CanonicalRequest, CompletionRecord, CompletionStatus, Dialect, SessionRecord } from '../core/types.js';
 import { EngineAbortedError, EnginePausedError } from '../engines/pool.js';
 import { usageWithReasoning } from '../engines/reasoning-tokens.js';
 import { tokenizerSpecOf } from '../engines/token-format.js';
@@ -41,6 +41,8 @@ export async function handleCompletion(
   const { canonical, context } = parsed;
   const engineId = session.engineId ?? deps.pool.defaultEngineId;
   if (!engineId || !deps.pool.get(engineId)) return sendDialectError(reply, codec, 503, `engine ${engineId ?? '(none)'} is not configured`);
+  const tooLong = await outputBeyondContext(deps, engineId, canonical.max_tokens);
+  if (tooLong) return sendDialectError(reply, codec, 400, `${MAX_TOKENS_FIELD[codec.dialect]}: ${tooLong}`, 'invalid_request_error');
 
   const state: CallState = { id: randomBytes(12).toString('hex'), created: Math.floor(Date.now() / 1000), startedAt: performance.now(), firstTokenAt: null, admittedAt: () => null };
   const bodyHash = createHash('sha256').update(JSON.stringify(req.body)).digest('hex');
@@ -158,6 +160,21 @@ function drained(raw: Socket, stallMs: number, abort: AbortController): Promise<
     raw.on('drain', done);
     raw.on('close', done);
   });
+}
+
+/** Where each dialect asks for the output budget (OpenAI chat also takes max_completion_tokens). */
+const MAX_TOKENS_FIELD: Record<Dialect, string> = {
+  'openai-chat': 'max_tokens', 'openai-responses': 'max_output_tokens', anthropic: 'max_tokens', gemini: 'generationConfig.maxOutputTokens',
+};
+
+/**
+ * An output budget larger than the model's whole context can never be met: the agent is told (400), where a
+ * budget that only overlaps the prompt is fitted into the room left (engines/context-room.ts).
+ */
+async function outputBeyondContext(deps: GatewayDeps, engineId: string, maxTokens: number | undefined): Promise<string | null> {
+  if (maxTokens === undefined || maxTokens <= 4096) return null; // no engine has less context: no need to ask
+  const context = await deps.pool.contextLength(engineId);
+  return context !== null && maxTokens > context ? `${maxTokens} is more than the model's whole context (${context} tokens)` : null;
 }
 
 function isSdkRetry(req: FastifyRequest): boolean {
