@@ -634,39 +634,42 @@ export class RolloutManager {
 }
 
 /**
- * Kills the process groups of agents a previous Rollgate process left running. A process is ours only if
- * its environment holds ROLLGATE_RUN_ID=<token> of a run recorded as running (so a reused pid is never
- * touched). Linux only (/proc); elsewhere nothing is done.
+ * The pids of processes that belong to these runs: their environment holds ROLLGATE_RUN_ID=<token>, so a
+ * reused pid is never mistaken for ours. Linux only (/proc); elsewhere none are found.
  */
-export function killLeftoverProcesses(tokens: string[]): number {
-  if (!tokens.length || process.platform !== 'linux') return 0;
+export function runProcesses(tokens: string[]): number[] {
+  if (!tokens.length || process.platform !== 'linux') return [];
   const wanted = new Set(tokens.map((t) => `ROLLGATE_RUN_ID=${t}`));
-  const pgidOf = (pid: string) => {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return [];
+  }
+  return pids.map(Number).filter((pid) => {
+    if (pid === process.pid) return false;
+    try {
+      return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').some((kv) => wanted.has(kv));
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Kills the process groups of agents a previous Rollgate process left running (runs recorded as running). */
+export function killLeftoverProcesses(tokens: string[]): number {
+  const pgidOf = (pid: number | 'self') => {
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
     return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
   };
   let own = -1;
   try { own = pgidOf('self'); } catch { /* keep -1 */ }
   let killed = 0;
-  let pids: string[];
-  try {
-    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
-  } catch {
-    return 0;
-  }
-  for (const pid of pids) {
-    if (Number(pid) === process.pid) continue;
-    let env: string;
-    try {
-      env = readFileSync(`/proc/${pid}/environ`, 'latin1');
-    } catch {
-      continue;
-    }
-    if (!env.split('\0').some((kv) => wanted.has(kv))) continue;
+  for (const pid of runProcesses(tokens)) {
     try {
       const pgid = pgidOf(pid);
       if (pgid > 1 && pgid !== own && killGroup(pgid)) killed++;
-      else { process.kill(Number(pid), 'SIGKILL'); killed++; }
+      else { process.kill(pid, 'SIGKILL'); killed++; }
     } catch { /* gone */ }
   }
   return killed;
