@@ -29,7 +29,7 @@ import { DatasetError, evaluatorSpec, loadDataset, validateTasks, type Evaluator
 import { verifyHarbor, verifySweBench, type RunContainerCheck } from './container-check.js';
 import { ImageBuilder } from './images/builder.js';
 import { TaskImages, type TaskImage } from './images/task-images.js';
-import { dockerClient } from './runtimes/docker/index.js';
+import { dockerClient, removeRunContainers } from './runtimes/docker/index.js';
 
 /** Session metadata without per-trace rewards: those come only from the evaluator or the trainer. */
 function ownMetadata(m: Record<string, unknown>): Record<string, unknown> {
@@ -143,6 +143,8 @@ export class RolloutManager {
   readonly runsDir: string;
   /** Builds and finds task images; its cache (image tags) outlives batches. Created on first use. */
   private imageBuilder: ImageBuilder | null = null;
+  /** Containers of interrupted docker runs removed at start-up (resolves once done). */
+  recoveredContainers: Promise<number> = Promise.resolve(0);
   /** Batches interrupted by the previous process (found at start-up). */
   readonly recovered: { batches: number; runs: number; killedProcesses: number };
 
@@ -162,6 +164,12 @@ export class RolloutManager {
     const { store } = this.opts;
     const leftovers = store.runs.listRunning();
     const killed = killLeftoverProcesses(leftovers.map((r) => r.runToken).filter((t): t is string => !!t));
+    // Containers outlive a crashed Rollgate (bwrap sandboxes die with it: --die-with-parent).
+    const inContainers = leftovers.filter((r) => r.batchId && store.batches.get(r.batchId)?.spec.runtime === 'docker').map((r) => r.sessionId);
+    this.recoveredContainers = removeRunContainers(inContainers).catch((err: Error) => {
+      console.error(`rollgate: could not remove the containers of ${inContainers.length} interrupted run(s): ${err.message}`);
+      return 0;
+    });
     const runs = store.runs.markUnfinishedInterrupted();
     const batches = store.batches.markUnfinishedInterrupted();
     // Callbacks that were still being delivered when the previous process stopped.
