@@ -5,6 +5,7 @@ import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { DialectCodec, ParseContext, StreamEncoder } from '../core/dialects/codec.js';
 import { DialectError } from '../core/dialects/codec.js';
+import { redactSecrets } from '../core/redact.js';
 import { canonicalResponse } from '../core/response.js';
 import type { CanonicalRequest, CompletionRecord, CompletionStatus, Dialect, SessionRecord } from '../core/types.js';
 import { EngineAbortedError, EnginePausedError } from '../engines/pool.js';
@@ -13,7 +14,7 @@ import { tokenizerSpecOf } from '../engines/token-format.js';
 import { EngineError, type EngineResult } from '../engines/types.js';
 import { StoreUnavailableError } from '../store/index.js';
 import type { GatewayDeps } from './deps.js';
-import { sendDialectError } from './errors.js';
+import { logServerError, sendDialectError } from './errors.js';
 
 interface CallState {
   id: string;
@@ -55,7 +56,7 @@ export async function handleCompletion(
 
   const base = {
     id: state.id, sessionId: session.id, seq, dialect: codec.dialect, engineId,
-    requestReceived: req.body, retryOf, createdAt: Date.now(),
+    requestReceived: redactSecrets(req.body), retryOf, createdAt: Date.now(),
   };
   let encoder: StreamEncoder | null = null;
   const poolRun = deps.pool.run(engineId, session.id, {
@@ -87,7 +88,7 @@ export async function handleCompletion(
     const usage = await usageWithReasoning(result, tokenizerSpecOf(deps.pool.get(engineId)?.config ?? {}));
     const response = canonicalResponse({ id: state.id, model: canonical.model, created: state.created }, result, result.finishReason, usage, result.stopSequence);
     await deps.store.writer.putCompletion(record({
-      status: 'ok', requestServed: result.requestServed, response, finishReason: response.finish_reason, usage,
+      status: 'ok', requestServed: redactSecrets(result.requestServed), response, finishReason: response.finish_reason, usage,
       promptIds: result.promptIds, outputIds: result.outputIds, outputLogprobs: result.outputLogprobs,
     }), { bodyHash });
     deps.turns.remember(session.id, { request: canonical, capture: result });
@@ -110,6 +111,7 @@ export async function handleCompletion(
       // retries after Retry-After.
       if (clientGone) { reply.raw.destroy(); return; }
       if (encoder) {
+        logServerError(req, 503, err.message);
         write(reply, encoder.error(503, err.message));
         endStream(reply);
       } else {
@@ -125,6 +127,7 @@ export async function handleCompletion(
     deps.events.emit({ type: 'completion', sessionId: session.id, id: state.id, status: aborted ? 'aborted' : 'error' });
     if (clientGone) { reply.raw.destroy(); return; }
     if (encoder) {
+      if (status >= 500 || status < 400) logServerError(req, status >= 400 ? status : 502, message);
       write(reply, encoder.error(status >= 400 ? status : 502, message));
       endStream(reply);
     } else {
