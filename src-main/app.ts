@@ -106,6 +106,10 @@ export async function createApp(config: AppConfig): Promise<App> {
     const store = openStore({ dataDir: config.dataDir });
     closers.push(() => store.close());
     store.sessions.markBatchSessionsInterrupted();
+    // Custody: calls whose intent outlived the previous process were lost between engine and commit.
+    // Only the folder's one writer may do this (an export or a second reader would see live calls).
+    const lost = store.completions.recoverDanglingIntents();
+    if (lost.length) console.warn(`rollgate: ${lost.length} engine call(s) lost in a crash; their sessions are marked incomplete (${[...new Set(lost.map((l) => l.sessionId))].join(', ')})`);
 
     const engines: EngineConfig[] = [];
     if (config.sim) {

@@ -1,6 +1,6 @@
 // Harness presets (DESIGN §7): the registry, and ready-to-paste snippets for manual sessions.
 import { builtinHarness, BUILTIN_AGENT_PATH } from './builtin.js';
-import { claudeCodeHarness, codexHarness, geminiCliHarness, opencodeHarness, qwenCodeHarness } from './cli-agents.js';
+import { claudeCodeHarness, clineHarness, codexHarness, geminiCliHarness, opencodeHarness, piHarness, qwenCodeHarness } from './cli-agents.js';
 import { commandHarness, placeholderValues, renderCommand } from './command.js';
 import { nopHarness, oracleHarness } from './reference.js';
 import { sessionEnv, shellQuote } from './common.js';
@@ -11,7 +11,7 @@ export { BUILTIN_AGENT_PATH } from './builtin.js';
 export { PLACEHOLDERS, renderCommand, placeholderValues } from './command.js';
 export { sessionEnv, shellQuote } from './common.js';
 
-const HARNESSES: readonly Harness[] = [builtinHarness, claudeCodeHarness, codexHarness, geminiCliHarness, qwenCodeHarness, opencodeHarness, commandHarness, oracleHarness, nopHarness];
+const HARNESSES: readonly Harness[] = [builtinHarness, claudeCodeHarness, codexHarness, geminiCliHarness, qwenCodeHarness, opencodeHarness, piHarness, clineHarness, commandHarness, oracleHarness, nopHarness];
 
 export function listHarnesses(): readonly Harness[] {
   return HARNESSES;
