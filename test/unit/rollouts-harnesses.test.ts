@@ -104,6 +104,11 @@ describe('manual-session snippets', () => {
 
     const codex = manualSnippet(getHarness('codex')!, manual);
     expect(codex.shell).toContain('export CODEX_HOME="$ROLLGATE_HOME"/.codex');
+    // Paths in the private HOME stay expandable in argv too (Cline's --data-dir).
+    const cline = manualSnippet(getHarness('cline')!, manual);
+    expect(cline.command).toBe(`npx -y -p cline@3.0.65 cline --data-dir "$ROLLGATE_HOME"/.cline/data 'Your task here'`);
+    const argv = sh(`ROLLGATE_HOME=/tmp/x; ${cline.command.replace('npx -y -p cline@3.0.65 cline', "printf '%s\\n'")}`);
+    expect(argv).toBe('--data-dir\n/tmp/x/.cline/data\nYour task here\n');
     const builtin = manualSnippet(getHarness('builtin')!, manual);
     expect(builtin.command).toMatch(/^node \S+builtin-agent\.mjs --max-turns 8 -- 'Your task here'$/);
   });

@@ -30,9 +30,14 @@ export function harnessJson(h: Harness) {
 
 const HOME_VAR = '$ROLLGATE_HOME';
 
+/** One shell word; a path in the private HOME keeps `$ROLLGATE_HOME` expandable (env values and argv alike). */
+function shellWord(v: string): string {
+  if (v.startsWith(HOME_VAR)) return `"${HOME_VAR}"${v.length > HOME_VAR.length ? shellQuote(v.slice(HOME_VAR.length)) : ''}`;
+  return shellQuote(v);
+}
+
 function exportLine(k: string, v: string): string {
-  if (v.startsWith(HOME_VAR)) return `export ${k}="${HOME_VAR}"${shellQuote(v.slice(HOME_VAR.length)) || ''}`;
-  return `export ${k}=${shellQuote(v)}`;
+  return `export ${k}=${shellWord(v)}`;
 }
 
 /**
@@ -52,7 +57,7 @@ export function manualSnippet(h: Harness, ctx: Omit<HarnessContext, 'home' | 'pr
   else if (h.kind === 'command') command = renderCommand(ctx.options.command ?? 'your-agent --base-url {{OPENAI_BASE_URL}} {{PROMPT}}', placeholderValues(full));
   else {
     install = `npm install -g ${h.agent!.package}@${h.agent!.version}`;
-    command = [`npx -y -p ${h.agent!.package}@${h.agent!.version}`, h.agent!.bin, ...plan.args.map(shellQuote)].join(' ');
+    command = [`npx -y -p ${h.agent!.package}@${h.agent!.version}`, h.agent!.bin, ...plan.args.map(shellWord)].join(' ');
   }
   const lines = [
     `# Rollgate session ${ctx.sessionId}: ${h.name} (${h.description})`,
