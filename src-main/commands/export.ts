@@ -127,6 +127,7 @@ export async function runExport(opts: ExportCommandOptions, io: { stdout: NodeJS
   } finally {
     await store.close();
   }
+  if (progress.error) throw new Error(progress.error);
   return progress;
 }
 

@@ -5,6 +5,7 @@ import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { DialectCodec, ParseContext, StreamEncoder } from '../core/dialects/codec.js';
 import { DialectError } from '../core/dialects/codec.js';
+import { redactSecrets } from '../core/redact.js';
 import { canonicalResponse } from '../core/response.js';
 import { captureProblem } from '../core/capture-check.js';
 import type { CanonicalRequest, CompletionRecord, CompletionStatus, Dialect, IncompleteReason, SessionRecord } from '../core/types.js';
@@ -14,7 +15,7 @@ import { tokenizerSpecOf } from '../engines/token-format.js';
 import { CaptureError, EngineError, type EngineResult } from '../engines/types.js';
 import { StoreUnavailableError } from '../store/index.js';
 import type { GatewayDeps } from './deps.js';
-import { sendDialectError } from './errors.js';
+import { logServerError, sendDialectError } from './errors.js';
 
 interface CallState {
   id: string;
@@ -64,7 +65,7 @@ export async function handleCompletion(
 
   const base = {
     id: state.id, sessionId: session.id, seq, dialect: codec.dialect, engineId,
-    requestReceived: req.body, retryOf, createdAt: Date.now(),
+    requestReceived: redactSecrets(req.body), retryOf, createdAt: Date.now(),
   };
   let encoder: StreamEncoder | null = null;
   const poolRun = deps.pool.run(engineId, session.id, {
@@ -98,7 +99,7 @@ export async function handleCompletion(
     const problem = captureProblem(result, response.message);
     if (problem) throw new CaptureError(problem.message, problem.reason);
     await deps.store.writer.putCompletion(record({
-      status: 'ok', requestServed: result.requestServed, response, finishReason: response.finish_reason, usage,
+      status: 'ok', requestServed: redactSecrets(result.requestServed), response, finishReason: response.finish_reason, usage,
       promptIds: result.promptIds, outputIds: result.outputIds, outputLogprobs: result.outputLogprobs,
     }), { bodyHash });
     deps.turns.remember(session.id, { request: canonical, capture: result });
@@ -122,6 +123,7 @@ export async function handleCompletion(
       // retries after Retry-After.
       if (clientGone) { reply.raw.destroy(); return; }
       if (encoder) {
+        logServerError(req, 503, err.message);
         write(reply, encoder.error(503, err.message));
         endStream(reply);
       } else {
@@ -143,6 +145,7 @@ export async function handleCompletion(
     deps.events.emit({ type: 'completion', sessionId: session.id, id: state.id, status: recorded });
     if (clientGone) { reply.raw.destroy(); return; }
     if (encoder) {
+      if (status >= 500 || status < 400) logServerError(req, status >= 400 ? status : 502, message);
       write(reply, encoder.error(status >= 400 ? status : 502, message));
       endStream(reply);
     } else {
