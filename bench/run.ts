@@ -18,7 +18,7 @@ import { printReport } from './report.js';
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
 const CPU_PROF = argv.includes('--cpu-prof');
-/** `--only overhead,throughput,memory,builder,storage,export`: run some phases (the others are skipped). */
+/** `--only overhead,throughput,memory,builder,storage,sandbox,export`: run some phases (the others are skipped). */
 const ONLY = (() => { const i = argv.indexOf('--only'); return i >= 0 ? new Set((argv[i + 1] ?? '').split(',')) : null; })();
 const phase = (name: string) => !ONLY || ONLY.has(name);
 const MODEL = 'Qwen/Qwen3-8B';
@@ -294,6 +294,14 @@ async function main(): Promise<void> {
       rmSync(join(tmp, 'storage'), { recursive: true, force: true });
       report.storage = storage;
       log(`storage: ${storage.delta.overUnique.toFixed(2)}× unique content (schema 5: ${storage.schema5.overUnique.toFixed(1)}×), writes ${storage.throughputRatio.toFixed(2)}× schema 5's speed`);
+    }
+
+    // ---- (5c) sandbox start latency per runtime vs a bare spawn (issue 11) ----
+    if (phase('sandbox')) {
+      log('sandbox: 50 starts per runtime (bare spawn, bwrap, docker; with and without the forwarder)');
+      const sandbox = JSON.parse((await runNode('bench/sandbox-bench.ts', ['--starts', QUICK ? '10' : '50'], { timeoutMs: 600_000 })).stdout);
+      report.sandbox = sandbox;
+      log(`sandbox: bare p50 ${ms(sandbox.bare.p50)}; bwrap p50 ${ms(sandbox.bwrap?.p50)}; docker p50 ${ms(sandbox.docker?.p50)}`);
     }
 
     // ---- (6) export: MB/s and RSS as the output grows ----

@@ -1,6 +1,7 @@
 // Engine pool (DESIGN §4): sticky least-loaded replicas, health checks with backoff, failover of calls
 // that have not reached the agent, the weight-sync pause gate, and the policy version.
 import type { CanonicalDelta } from '../core/types.js';
+import { contextLength } from './context-room.js';
 import { DEFAULT_ENGINE_TIMEOUTS, healthProblem, type EngineTimeouts } from './http.js';
 import { driverFor } from './drivers/index.js';
 import { forwardToEngine, type ForwardResult } from './engine-control.js';
@@ -113,6 +114,13 @@ export class EnginePool {
   list(): PoolEngine[] { return [...this.engines.values()]; }
   get(id: string): PoolEngine | undefined { return this.engines.get(id); }
   get defaultEngineId(): string | undefined { return this.engines.keys().next().value; }
+
+  /** The engine's whole context length (its first replica's, as the engine reports it); null when unknown. */
+  async contextLength(id: string, signal?: AbortSignal): Promise<number | null> {
+    const e = this.engines.get(id);
+    const replica = e?.config.replicas[0];
+    return e && replica ? contextLength(driverFor(e.config.kind), replica, signal) : null;
+  }
   get inFlightCount(): number { return this.inFlight.size; }
 
   /** A session keeps the replica it got first (the least-loaded healthy one) while that replica is healthy. */

@@ -30,7 +30,7 @@ import { DatasetError, evaluatorSpec, loadDataset, validateTasks, type Evaluator
 import { verifyHarbor, verifySweBench, type RunContainerCheck } from './container-check.js';
 import { ImageBuilder } from './images/builder.js';
 import { TaskImages, type TaskImage } from './images/task-images.js';
-import { dockerClient } from './runtimes/docker/index.js';
+import { dockerClient, removeRunContainers } from './runtimes/docker/index.js';
 
 /** Session metadata without per-trace rewards: those come only from the evaluator or the trainer. */
 function ownMetadata(m: Record<string, unknown>): Record<string, unknown> {
@@ -144,6 +144,8 @@ export class RolloutManager {
   readonly runsDir: string;
   /** Builds and finds task images; its cache (image tags) outlives batches. Created on first use. */
   private imageBuilder: ImageBuilder | null = null;
+  /** Containers of interrupted docker runs removed at start-up (resolves once done). */
+  recoveredContainers: Promise<number> = Promise.resolve(0);
   /** Batches interrupted by the previous process (found at start-up). */
   readonly recovered: { batches: number; runs: number; killedProcesses: number };
 
@@ -163,6 +165,12 @@ export class RolloutManager {
     const { store } = this.opts;
     const leftovers = store.runs.listRunning();
     const killed = killLeftoverProcesses(leftovers.map((r) => r.runToken).filter((t): t is string => !!t));
+    // Containers outlive a crashed Rollgate (bwrap sandboxes die with it: --die-with-parent).
+    const inContainers = leftovers.filter((r) => r.batchId && store.batches.get(r.batchId)?.spec.runtime === 'docker').map((r) => r.sessionId);
+    this.recoveredContainers = removeRunContainers(inContainers).catch((err: Error) => {
+      console.error(`rollgate: could not remove the containers of ${inContainers.length} interrupted run(s): ${err.message}`);
+      return 0;
+    });
     const runs = store.runs.markUnfinishedInterrupted();
     const batches = store.batches.markUnfinishedInterrupted();
     // Callbacks that were still being delivered when the previous process stopped.
@@ -628,39 +636,42 @@ export class RolloutManager {
 }
 
 /**
- * Kills the process groups of agents a previous Rollgate process left running. A process is ours only if
- * its environment holds ROLLGATE_RUN_ID=<token> of a run recorded as running (so a reused pid is never
- * touched). Linux only (/proc); elsewhere nothing is done.
+ * The pids of processes that belong to these runs: their environment holds ROLLGATE_RUN_ID=<token>, so a
+ * reused pid is never mistaken for ours. Linux only (/proc); elsewhere none are found.
  */
-export function killLeftoverProcesses(tokens: string[]): number {
-  if (!tokens.length || process.platform !== 'linux') return 0;
+export function runProcesses(tokens: string[]): number[] {
+  if (!tokens.length || process.platform !== 'linux') return [];
   const wanted = new Set(tokens.map((t) => `ROLLGATE_RUN_ID=${t}`));
-  const pgidOf = (pid: string) => {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return [];
+  }
+  return pids.map(Number).filter((pid) => {
+    if (pid === process.pid) return false;
+    try {
+      return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').some((kv) => wanted.has(kv));
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Kills the process groups of agents a previous Rollgate process left running (runs recorded as running). */
+export function killLeftoverProcesses(tokens: string[]): number {
+  const pgidOf = (pid: number | 'self') => {
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
     return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
   };
   let own = -1;
   try { own = pgidOf('self'); } catch { /* keep -1 */ }
   let killed = 0;
-  let pids: string[];
-  try {
-    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
-  } catch {
-    return 0;
-  }
-  for (const pid of pids) {
-    if (Number(pid) === process.pid) continue;
-    let env: string;
-    try {
-      env = readFileSync(`/proc/${pid}/environ`, 'latin1');
-    } catch {
-      continue;
-    }
-    if (!env.split('\0').some((kv) => wanted.has(kv))) continue;
+  for (const pid of runProcesses(tokens)) {
     try {
       const pgid = pgidOf(pid);
       if (pgid > 1 && pgid !== own && killGroup(pgid)) killed++;
-      else { process.kill(Number(pid), 'SIGKILL'); killed++; }
+      else { process.kill(pid, 'SIGKILL'); killed++; }
     } catch { /* gone */ }
   }
   return killed;
