@@ -1,5 +1,6 @@
 // Composition root (DESIGN §2): store, engines, gateway, control API and UI in one process.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +18,7 @@ import { checkTokenFormat } from './engines/token-format.js';
 import { parseEngineConfig } from './engines/topology.js';
 import type { EngineConfig } from './engines/types.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './core/dialects/validate.js';
-import { sendDialectError } from './gateway/errors.js';
+import { logServerError, sendDialectError } from './gateway/errors.js';
 import { ROLLOUT_CONTROL_ROUTES } from './gateway/rollout-gateway.js';
 import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
 import { serveRunSocket } from './gateway/run-socket.js';
@@ -55,6 +56,8 @@ export interface AppConfig {
   maxConcurrentPerSession?: number;
   healthIntervalMs?: number;
   uiDir?: string;
+  /** How long a client may take to send a whole request, headers and body (408 after). Default 60 s. */
+  requestTimeoutMs?: number;
   /** Most bytes the per-session turn cache holds (default 64 MiB). */
   turnCacheBytes?: number;
   /** Rollout manager knobs: where agent CLIs are installed (default <dataDir>/agents), callback retry policy. */
@@ -103,6 +106,10 @@ export async function createApp(config: AppConfig): Promise<App> {
     const store = openStore({ dataDir: config.dataDir });
     closers.push(() => store.close());
     store.sessions.markBatchSessionsInterrupted();
+    // Custody: calls whose intent outlived the previous process were lost between engine and commit.
+    // Only the folder's one writer may do this (an export or a second reader would see live calls).
+    const lost = store.completions.recoverDanglingIntents();
+    if (lost.length) console.warn(`rollgate: ${lost.length} engine call(s) lost in a crash; their sessions are marked incomplete (${[...new Set(lost.map((l) => l.sessionId))].join(', ')})`);
 
     const engines: EngineConfig[] = [];
     if (config.sim) {
@@ -130,7 +137,12 @@ export async function createApp(config: AppConfig): Promise<App> {
     const unsubscribeTurns = events.subscribe((ev) => { if (ev.type === 'session' && ev.status && ev.status !== 'active') turns.forget(ev.id); });
     closers.push(async () => unsubscribeTurns());
 
-    const server = Fastify({ bodyLimit: config.bodyLimitBytes ?? 32 * 1024 * 1024, logger: false, forceCloseConnections: true });
+    const server = Fastify({
+      bodyLimit: config.bodyLimitBytes ?? 32 * 1024 * 1024, logger: false, forceCloseConnections: true,
+      serverFactory: (handler) => httpServer(handler, config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS),
+      genReqId: () => randomBytes(8).toString('hex'), requestIdHeader: false,
+    });
+    server.addHook('onRequest', async (req, reply) => { reply.header('x-request-id', req.id); });
     closers.push(() => server.close());
     const rollouts = new RolloutManager({
       store, pool, events, baseUrl: () => baseUrl, dataDir: config.dataDir, ...config.rollouts,
@@ -194,6 +206,24 @@ function limitJsonDepth(server: FastifyInstance): void {
   });
 }
 
+/** Default for AppConfig.requestTimeoutMs. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+const KEEP_ALIVE_MS = 5_000;
+
+/**
+ * The HTTP server with its socket limits: a request's headers and body must arrive within `requestTimeoutMs`
+ * (a client that opens a connection and sends nothing, or trickles its body, is answered 408 and cut off), and an
+ * idle keep-alive connection is closed after 5 s. Responses, long SSE streams included, are not limited.
+ */
+function httpServer(handler: http.RequestListener, requestTimeoutMs: number): http.Server {
+  return http.createServer({
+    requestTimeout: requestTimeoutMs,
+    headersTimeout: Math.min(30_000, requestTimeoutMs),
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(requestTimeoutMs / 4))),
+  }, handler);
+}
+
 function installErrorHandler(server: FastifyInstance): void {
   server.setErrorHandler((err: Error & { statusCode?: number; retryAfterSec?: number }, req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
@@ -201,6 +231,7 @@ function installErrorHandler(server: FastifyInstance): void {
     const message = status === 413 ? `request body is larger than the limit (${err.message})` : err.message;
     const codec = gatewayErrorCodec(req);
     if (codec) return sendDialectError(reply, codec, status, message);
+    if (status >= 500) logServerError(req, status, message);
     reply.code(status).send({ error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error' } });
   });
 }

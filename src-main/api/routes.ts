@@ -66,7 +66,7 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
   app.get('/api/sessions/:id', async (req, reply) => {
     const s = store.sessions.getSummary((req.params as { id: string }).id);
     if (!s) return reply.code(404).send({ error: { message: 'session not found', type: 'not_found_error' } });
-    return s;
+    return { ...s, incompleteCalls: s.incompleteCount ? store.completions.incompleteCalls(s.id) : [] };
   });
 
   app.get('/api/sessions/:id/completions', async (req, reply) => {

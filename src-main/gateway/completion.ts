@@ -5,15 +5,17 @@ import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { DialectCodec, ParseContext, StreamEncoder } from '../core/dialects/codec.js';
 import { DialectError } from '../core/dialects/codec.js';
+import { redactSecrets } from '../core/redact.js';
 import { canonicalResponse } from '../core/response.js';
-import type { CanonicalRequest, CompletionRecord, CompletionStatus, Dialect, SessionRecord } from '../core/types.js';
+import { captureProblem } from '../core/capture-check.js';
+import type { CanonicalRequest, CompletionRecord, CompletionStatus, Dialect, IncompleteReason, SessionRecord } from '../core/types.js';
 import { EngineAbortedError, EnginePausedError } from '../engines/pool.js';
 import { usageWithReasoning } from '../engines/reasoning-tokens.js';
 import { tokenizerSpecOf } from '../engines/token-format.js';
-import { EngineError, type EngineResult } from '../engines/types.js';
+import { CaptureError, EngineError, type EngineResult } from '../engines/types.js';
 import { StoreUnavailableError } from '../store/index.js';
 import type { GatewayDeps } from './deps.js';
-import { sendDialectError } from './errors.js';
+import { logServerError, sendDialectError } from './errors.js';
 
 interface CallState {
   id: string;
@@ -49,13 +51,21 @@ export async function handleCompletion(
   const retryOf = isSdkRetry(req) ? deps.store.completions.findByBodyHash(session.id, bodyHash)?.id ?? null : null;
   const seq = deps.store.completions.reserveSeq(session.id);
 
+  // Custody (DESIGN §9): the intent is committed before the engine is called; the completion's commit
+  // removes it. One left over after a crash marks the call lost (store.completions.recoverDanglingIntents).
+  try {
+    await deps.store.writer.putIntent({ id: state.id, sessionId: session.id, seq, dialect: codec.dialect, engineId, createdAt: Date.now() });
+  } catch (err) {
+    return sendDialectError(reply, codec, 503, `could not record the call before running it: ${(err as Error).message}`);
+  }
+
   const abort = new AbortController();
   const onClose = () => { if (!reply.raw.writableFinished) abort.abort(new Error('client disconnected')); };
   reply.raw.on('close', onClose);
 
   const base = {
     id: state.id, sessionId: session.id, seq, dialect: codec.dialect, engineId,
-    requestReceived: req.body, retryOf, createdAt: Date.now(),
+    requestReceived: redactSecrets(req.body), retryOf, createdAt: Date.now(),
   };
   let encoder: StreamEncoder | null = null;
   const poolRun = deps.pool.run(engineId, session.id, {
@@ -86,8 +96,10 @@ export async function handleCompletion(
     const result: EngineResult = step.value;
     const usage = await usageWithReasoning(result, tokenizerSpecOf(deps.pool.get(engineId)?.config ?? {}));
     const response = canonicalResponse({ id: state.id, model: canonical.model, created: state.created }, result, result.finishReason, usage, result.stopSequence);
+    const problem = captureProblem(result, response.message);
+    if (problem) throw new CaptureError(problem.message, problem.reason);
     await deps.store.writer.putCompletion(record({
-      status: 'ok', requestServed: result.requestServed, response, finishReason: response.finish_reason, usage,
+      status: 'ok', requestServed: redactSecrets(result.requestServed), response, finishReason: response.finish_reason, usage,
       promptIds: result.promptIds, outputIds: result.outputIds, outputLogprobs: result.outputLogprobs,
     }), { bodyHash });
     deps.turns.remember(session.id, { request: canonical, capture: result });
@@ -103,6 +115,7 @@ export async function handleCompletion(
     const clientGone = abort.signal.aborted;
     if (err instanceof EnginePausedError) {
       // Refused before reaching an engine: nothing to record, the agent retries after Retry-After.
+      deps.store.writer.dropIntent(state.id).catch((e) => req.log.error({ err: e }, 'could not drop a call intent'));
       return sendDialectError(reply, codec, 429, err.message, undefined, err.retryAfterSec);
     }
     if (err instanceof StoreUnavailableError) {
@@ -110,6 +123,7 @@ export async function handleCompletion(
       // retries after Retry-After.
       if (clientGone) { reply.raw.destroy(); return; }
       if (encoder) {
+        logServerError(req, 503, err.message);
         write(reply, encoder.error(503, err.message));
         endStream(reply);
       } else {
@@ -120,11 +134,18 @@ export async function handleCompletion(
     const aborted = clientGone || err instanceof EngineAbortedError;
     const status = err instanceof EngineError ? err.status : 500;
     const message = clientGone ? String((abort.signal.reason as Error | undefined)?.message ?? 'client disconnected') : err instanceof Error ? err.message : String(err);
-    await deps.store.writer.putCompletion(record({ status: aborted ? 'aborted' : 'error', error: message }), { bodyHash })
+    // Malformed capture, or the engine failed after the agent had part of the answer: never trainable.
+    const incomplete: IncompleteReason | null = err instanceof CaptureError ? err.reason
+      : !aborted && encoder !== null ? 'engine-error-mid-stream' : null;
+    const recorded: CompletionStatus = incomplete ? 'incomplete' : aborted ? 'aborted' : 'error';
+    await deps.store.writer.putCompletion(record({
+      status: recorded, error: incomplete ? `${incomplete}: ${message}` : message, ...(incomplete ? { incompleteReason: incomplete } : {}),
+    }), { bodyHash })
       .catch((e) => req.log.error({ err: e }, 'could not record failed completion'));
-    deps.events.emit({ type: 'completion', sessionId: session.id, id: state.id, status: aborted ? 'aborted' : 'error' });
+    deps.events.emit({ type: 'completion', sessionId: session.id, id: state.id, status: recorded });
     if (clientGone) { reply.raw.destroy(); return; }
     if (encoder) {
+      if (status >= 500 || status < 400) logServerError(req, status >= 400 ? status : 502, message);
       write(reply, encoder.error(status >= 400 ? status : 502, message));
       endStream(reply);
     } else {

@@ -18,6 +18,7 @@ import { deliverCallback } from './callback.js';
 import { evaluate, evaluatorFor } from './evaluators.js';
 import { getHarness, listHarnesses, sessionEnv, type Harness, type HarnessContext, type HarnessOptions } from './harnesses/index.js';
 import { installAgent, type InstallProgress } from './install.js';
+import { MaskedGate } from './masked-gate.js';
 import { buildBatchView, type BatchView } from './results.js';
 import { killGroup, type ProcessResult } from './runtimes/process.js';
 import { RUNTIME_CHOICES, getRuntime, resolveRuntime, type Runtime, type RuntimeChoice, type RuntimeName, type Sandbox } from './runtimes/index.js';
@@ -29,7 +30,7 @@ import { DatasetError, evaluatorSpec, loadDataset, validateTasks, type Evaluator
 import { verifyHarbor, verifySweBench, type RunContainerCheck } from './container-check.js';
 import { ImageBuilder } from './images/builder.js';
 import { TaskImages, type TaskImage } from './images/task-images.js';
-import { dockerClient } from './runtimes/docker/index.js';
+import { dockerClient, removeRunContainers } from './runtimes/docker/index.js';
 
 /** Session metadata without per-trace rewards: those come only from the evaluator or the trainer. */
 function ownMetadata(m: Record<string, unknown>): Record<string, unknown> {
@@ -70,6 +71,9 @@ export const batchSpecSchema = z.object({
   image: z.string().min(1).optional(),
   name: z.string().max(200).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
+  /** Custody: stop the batch once more than this share of its traces is masked (after maskedMinTraces traces). */
+  maxMaskedFraction: z.number().min(0).max(1).optional(),
+  maskedMinTraces: z.number().int().min(1).default(10),
 }).strict();
 export type BatchSpecInput = z.input<typeof batchSpecSchema>;
 
@@ -126,6 +130,9 @@ interface ActiveBatch {
   /** Live tallies for progress events (the store stays the source of truth for results). */
   stats: { total: number; started: number; finished: number; failed: number; interrupted: number; rewardSum: number; rewardN: number };
   done: Promise<void>;
+  /** maxMaskedFraction's tally (null when the batch set none), and the error that stopped the batch. */
+  maskedGate: MaskedGate | null;
+  stopError: string | null;
 }
 
 const RUN_OUTPUT_BYTES = 64 * 1024;
@@ -143,6 +150,8 @@ export class RolloutManager {
   readonly runsDir: string;
   /** Builds and finds task images; its cache (image tags) outlives batches. Created on first use. */
   private imageBuilder: ImageBuilder | null = null;
+  /** Containers of interrupted docker runs removed at start-up (resolves once done). */
+  recoveredContainers: Promise<number> = Promise.resolve(0);
   /** Batches interrupted by the previous process (found at start-up). */
   readonly recovered: { batches: number; runs: number; killedProcesses: number };
 
@@ -162,6 +171,12 @@ export class RolloutManager {
     const { store } = this.opts;
     const leftovers = store.runs.listRunning();
     const killed = killLeftoverProcesses(leftovers.map((r) => r.runToken).filter((t): t is string => !!t));
+    // Containers outlive a crashed Rollgate (bwrap sandboxes die with it: --die-with-parent).
+    const inContainers = leftovers.filter((r) => r.batchId && store.batches.get(r.batchId)?.spec.runtime === 'docker').map((r) => r.sessionId);
+    this.recoveredContainers = removeRunContainers(inContainers).catch((err: Error) => {
+      console.error(`rollgate: could not remove the containers of ${inContainers.length} interrupted run(s): ${err.message}`);
+      return 0;
+    });
     const runs = store.runs.markUnfinishedInterrupted();
     const batches = store.batches.markUnfinishedInterrupted();
     // Callbacks that were still being delivered when the previous process stopped.
@@ -273,7 +288,8 @@ export class RolloutManager {
     const active: ActiveBatch = {
       record, tasks, harness, options, engineId, model: engine.config.model, timeoutMs, timeoutExplicit: spec.timeoutMs !== undefined, images,
       evaluator: spec.evaluator ?? null, keepWorkDirs: spec.keepWorkDirs ?? false, runtime, image: spec.image,
-      abort, running: new Map(), done: Promise.resolve(),
+      abort, running: new Map(), done: Promise.resolve(), stopError: null,
+      maskedGate: spec.maxMaskedFraction !== undefined ? new MaskedGate(spec.maxMaskedFraction, spec.maskedMinTraces) : null,
       stats: { total: tasks.length * spec.n, started: 0, finished: 0, failed: 0, interrupted: 0, rewardSum: 0, rewardN: 0 },
     };
     this.active.set(id, active);
@@ -389,12 +405,20 @@ export class RolloutManager {
             await this.opts.store.writer.updateSession(track.sessionId, { status: 'failed', finishedAt: Date.now() }).catch(() => undefined);
           }
         });
+        if (b.maskedGate && track.sessionId && !b.stopError && !this.closed) {
+          const stop = b.maskedGate.add(this.opts.store, track.sessionId);
+          if (stop) {
+            b.stopError = stop;
+            b.abort.abort();
+          }
+        }
         if (!this.closed) this.emitBatch(b.record.id, 'running');
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));
     if (this.closed) return;
-    this.finishBatch(b, b.abort.signal.aborted ? 'cancelled' : 'completed', null);
+    if (b.stopError) this.finishBatch(b, 'failed', b.stopError);
+    else this.finishBatch(b, b.abort.signal.aborted ? 'cancelled' : 'completed', null);
   }
 
   private finishBatch(b: ActiveBatch, status: BatchStatus, error: string | null): void {
@@ -626,39 +650,42 @@ export class RolloutManager {
 }
 
 /**
- * Kills the process groups of agents a previous Rollgate process left running. A process is ours only if
- * its environment holds ROLLGATE_RUN_ID=<token> of a run recorded as running (so a reused pid is never
- * touched). Linux only (/proc); elsewhere nothing is done.
+ * The pids of processes that belong to these runs: their environment holds ROLLGATE_RUN_ID=<token>, so a
+ * reused pid is never mistaken for ours. Linux only (/proc); elsewhere none are found.
  */
-export function killLeftoverProcesses(tokens: string[]): number {
-  if (!tokens.length || process.platform !== 'linux') return 0;
+export function runProcesses(tokens: string[]): number[] {
+  if (!tokens.length || process.platform !== 'linux') return [];
   const wanted = new Set(tokens.map((t) => `ROLLGATE_RUN_ID=${t}`));
-  const pgidOf = (pid: string) => {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return [];
+  }
+  return pids.map(Number).filter((pid) => {
+    if (pid === process.pid) return false;
+    try {
+      return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').some((kv) => wanted.has(kv));
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Kills the process groups of agents a previous Rollgate process left running (runs recorded as running). */
+export function killLeftoverProcesses(tokens: string[]): number {
+  const pgidOf = (pid: number | 'self') => {
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
     return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
   };
   let own = -1;
   try { own = pgidOf('self'); } catch { /* keep -1 */ }
   let killed = 0;
-  let pids: string[];
-  try {
-    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
-  } catch {
-    return 0;
-  }
-  for (const pid of pids) {
-    if (Number(pid) === process.pid) continue;
-    let env: string;
-    try {
-      env = readFileSync(`/proc/${pid}/environ`, 'latin1');
-    } catch {
-      continue;
-    }
-    if (!env.split('\0').some((kv) => wanted.has(kv))) continue;
+  for (const pid of runProcesses(tokens)) {
     try {
       const pgid = pgidOf(pid);
       if (pgid > 1 && pgid !== own && killGroup(pgid)) killed++;
-      else { process.kill(Number(pid), 'SIGKILL'); killed++; }
+      else { process.kill(pid, 'SIGKILL'); killed++; }
     } catch { /* gone */ }
   }
   return killed;

@@ -5,11 +5,13 @@
 // is the evaluator's, and the run's log shows each refusal. Timeouts and cancel leave nothing running
 // (checked by pid for bwrap, by container for docker).
 import { createServer, type Server } from 'node:net';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src-main/app.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
@@ -149,5 +151,44 @@ for (const runtime of ['bwrap', 'docker'] as const) {
       await until(() => pidsWith(`sleep ${marker}`).length === 0, 10_000);
       if (runtime === 'docker') expect(await containersOf(ids)).toEqual([]);
     }, 120_000);
+
+    if (runtime === 'docker') {
+      it('the containers of a killed Rollgate are removed at its next start', async () => {
+        const dataDir = mkdtempSync(join(tmpdir(), 'rollgate-kill9-docker-'));
+        const server = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src-main/cli.ts'), 'serve', '--port', '0', '--data-dir', dataDir], {
+          cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: process.env,
+        });
+        try {
+          const base = await new Promise<string>((resolve, reject) => {
+            let out = '';
+            server.stdout!.on('data', (d) => { out += d; const m = /Rollgate listening on (http:\/\/\S+)/.exec(out); if (m) resolve(m[1]); });
+            server.on('exit', (code) => reject(new Error(`serve exited ${code}`)));
+          });
+          const res = await fetch(`${base}/api/batches`, {
+            method: 'POST', headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ runtime: 'docker', harness: 'command', command: 'sleep 300', tasks: [{ id: 'a', prompt: 'p', expected: '1' }, { id: 'b', prompt: 'p', expected: '1' }] }),
+          });
+          const { id } = await res.json() as { id: string };
+          let ids: string[] = [];
+          await until(async () => {
+            ids = ((await (await fetch(`${base}/api/sessions?batch=${id}`)).json()) as { sessions: Array<{ id: string }> }).sessions.map((s) => s.id);
+            return ids.length === 2 && (await containersOf(ids)).length === 2;
+          }, 60_000);
+          server.kill('SIGKILL');
+          await new Promise((r) => server.once('exit', r));
+          expect(await containersOf(ids)).toHaveLength(2); // nothing ties them to the dead server
+          const again = await createApp({ dataDir, port: 0, sim: false });
+          try {
+            expect(await again.rollouts.recoveredContainers).toBe(2);
+            expect(await containersOf(ids)).toEqual([]);
+          } finally {
+            await again.close();
+          }
+        } finally {
+          if (server.exitCode === null) server.kill('SIGKILL');
+          rmSync(dataDir, { recursive: true, force: true });
+        }
+      }, 120_000);
+    }
   });
 }
