@@ -484,6 +484,8 @@ export class RolloutManager {
     } else try {
       sandbox = await b.runtime.prepare({
         id: session.id, root: join(this.runsDir, session.id), files: task.files, tools: this.toolsFor(b, bin),
+        // Inside the desktop app the node shim execs Electron by its host path.
+        toolsAtHostPath: process.versions.electron ? [dirname(process.execPath)] : [],
         gateway: { serve: (path) => this.serveSocket(session.key, path), hostBaseUrl: this.opts.baseUrl() },
         image: img?.image ?? task.image ?? b.image, workdir: img?.workdir ?? task.workdir,
         workFromImage: !!(task.harbor || task.swebench),
@@ -576,7 +578,6 @@ export class RolloutManager {
   /** Host paths the agent needs read-only inside a sandbox: Node, and its own install or script. */
   private toolsFor(b: ActiveBatch, bin: string | null): string[] {
     const tools = [nodeBinDir()];
-    if (process.versions.electron) tools.push(dirname(process.execPath));
     if (b.harness.agent && bin) tools.push(agentInstallDir(this.agentsDir, b.harness.agent));
     if (b.harness.kind === 'builtin') tools.push(BUILTIN_AGENT_PATH);
     return tools;
