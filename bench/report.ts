@@ -12,6 +12,7 @@ interface Report {
   builder?: Record<string, any>;
   storage?: Record<string, any>;
   prompt?: Record<string, any>;
+  sandbox?: Record<string, any>;
   export?: Record<string, any>;
 }
 
@@ -74,6 +75,8 @@ export function targets(r: Report): TargetCheck[] {
     const w = r.prompt.workers;
     out.push({ target: 'token-mode prompts: event-loop delay p99 ≤ 20 ms at 8 × 128k-token sessions', value: `${f(w.loopDelayMs.p99, 1)} ms (main thread: ${f(r.prompt.mainThread.loopDelayMs.p99, 0)} ms)`, pass: w.loopDelayMs.p99 <= 20 });
   }
+  if (r.sandbox?.bwrap?.added) out.push({ target: 'bwrap start p50 ≤ 15 ms added', value: `+${f(r.sandbox.bwrap.added.p50, 1)} ms (${f(r.sandbox.bwrap.p50, 1)} vs bare ${f(r.sandbox.bare.p50, 1)})`, pass: r.sandbox.bwrap.added.p50 <= 15 });
+  if (r.sandbox?.docker?.p50 !== undefined) out.push({ target: 'docker start p50 ≤ 400 ms', value: `${f(r.sandbox.docker.p50, 0)} ms`, pass: r.sandbox.docker.p50 <= 400 });
   if (r.export) {
     const pts = (r.export.rssAt as Array<{ fraction: number; rssMB: number | null }>).filter((p) => p.rssMB !== null);
     const q = pts.find((p) => p.fraction === 0.25)?.rssMB ?? null;
@@ -165,6 +168,16 @@ export function printReport(r: Report): void {
     p(table(['where', 'first p50', 'first p99', 'reuse p50', 'reuse p99', 'loop p99', 'loop max'], [pr.mainThread, pr.workers].map((x: any) => [
       x.name, `${f(x.firstTurn.p50, 0)} ms`, `${f(x.firstTurn.p99, 0)} ms`, `${f(x.reuseTurn.p50, 0)} ms`, `${f(x.reuseTurn.p99, 0)} ms`, `${f(x.loopDelayMs.p99, 1)} ms`, `${f(x.loopDelayMs.max, 0)} ms`,
     ])));
+  }
+
+  if (r.sandbox) {
+    const sb = r.sandbox;
+    p(`\n== Sandbox start (${sb.starts} starts each, /bin/true to its exit) ==`);
+    for (const k of ['bare', 'bwrap', 'bwrap+forwarder', 'docker', 'docker+forwarder']) {
+      const v = sb[k];
+      if (!v) continue;
+      p(v.skipped ? `${padR(k, 17)} skipped: ${v.skipped}` : `${padR(k, 17)} p50 ${pad(f(v.p50, 1), 7)} ms  p99 ${pad(f(v.p99, 1), 7)} ms${v.added ? `  (+${f(v.added.p50, 1)} ms p50 over bare)` : ''}`);
+    }
   }
 
   if (r.builder) {

@@ -18,7 +18,7 @@ import { printReport } from './report.js';
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
 const CPU_PROF = argv.includes('--cpu-prof');
-/** `--only overhead,throughput,memory,builder,storage,prompt,export`: run some phases (the others are skipped). */
+/** `--only overhead,throughput,memory,builder,storage,prompt,sandbox,export`: run some phases (the others are skipped). */
 const ONLY = (() => { const i = argv.indexOf('--only'); return i >= 0 ? new Set((argv[i + 1] ?? '').split(',')) : null; })();
 const phase = (name: string) => !ONLY || ONLY.has(name);
 const MODEL = 'Qwen/Qwen3-8B';
@@ -302,6 +302,14 @@ async function main(): Promise<void> {
       const prompt = JSON.parse((await runNode('bench/prompt-bench.ts', [JSON.stringify(QUICK ? { sessions: 4, contextTokens: 32_000 } : { sessions: 8, contextTokens: 128_000 })], { timeoutMs: 300_000 })).stdout);
       report.prompt = prompt;
       log(`prompt: event-loop delay p99 ${prompt.workers.loopDelayMs.p99.toFixed(1)} ms with workers vs ${prompt.mainThread.loopDelayMs.p99.toFixed(0)} ms on the main thread`);
+    }
+
+    // ---- (5d) sandbox start latency per runtime vs a bare spawn (issue 11) ----
+    if (phase('sandbox')) {
+      log('sandbox: 50 starts per runtime (bare spawn, bwrap, docker; with and without the forwarder)');
+      const sandbox = JSON.parse((await runNode('bench/sandbox-bench.ts', ['--starts', QUICK ? '10' : '50'], { timeoutMs: 600_000 })).stdout);
+      report.sandbox = sandbox;
+      log(`sandbox: bare p50 ${ms(sandbox.bare.p50)}; bwrap p50 ${ms(sandbox.bwrap?.p50)}; docker p50 ${ms(sandbox.docker?.p50)}`);
     }
 
     // ---- (6) export: MB/s and RSS as the output grows ----

@@ -1,9 +1,11 @@
 // `npm test`: every check the project has, in order, on a fresh machine of this kind.
-// Installs Debian's Chromium for the UI tests when it is missing (never a Playwright browser download).
+// Installs Debian's Chromium for the UI tests when it is missing (never a Playwright browser download), and
+// bubblewrap + a private dockerd for the sandbox tests (system-parts.mjs).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureSystemParts } from './system-parts.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
@@ -44,7 +46,7 @@ const countPython = (file) => countReport(file, (j) => j);
 
 /** Python >= 3.10 (with venv, for the install test) runs the client's tests; Debian's packages when missing. */
 function ensurePython() {
-  if (spawnSync('python3', ['-c', 'import sys, ensurepip; sys.exit(sys.version_info < (3, 10))']).status === 0) return;
+  if (spawnSync('python3', ['-c', 'import sys, ensurepip; ensurepip.version(); sys.exit(sys.version_info < (3, 10))']).status === 0) return;
   if (process.getuid?.() !== 0) { console.log('Python >= 3.10 with venv missing and not root: install python3 and python3-venv for the Python client tests.'); return; }
   console.log('Installing Debian python3 + python3-venv for the Python client tests (apt-get)…');
   spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
@@ -64,6 +66,10 @@ const vitestJson = (name) => ['--reporter=default', '--reporter=json', `--output
 step('lint', bin('eslint'), ['.']);
 step('typecheck', bin('tsc'), ['--noEmit', '-p', '.']);
 step('build', bin('vite'), ['build', '--logLevel', 'warn']);
+// bubblewrap and a Docker daemon for the sandbox tests (scripts/system-parts.mjs): installed and started
+// here when missing, DOCKER_HOST exported to the test processes, a dockerd started here stopped at the end.
+const needsSandboxes = !only.length || only.includes('unit+integration') || only.includes('agents');
+const systemParts = needsSandboxes ? await ensureSystemParts() : null;
 step('unit+integration', bin('vitest'), ['run', ...vitestJson('vitest')], countVitest(join(reports, 'vitest.json')));
 if (!only.length || only.includes('python')) ensurePython();
 rmSync(join(reports, 'python.json'), { force: true });
@@ -72,6 +78,8 @@ step('agents', bin('vitest'), ['run', '--config', 'vitest.e2e.config.ts', ...vit
 if (!only.length || only.includes('ui')) ensureChromium();
 process.env.PLAYWRIGHT_JSON_OUTPUT_NAME = join(reports, 'playwright.json');
 step('ui', bin('playwright'), ['test', '--reporter=list,json'], countPlaywright(join(reports, 'playwright.json')));
+
+await systemParts?.stop();
 
 console.log(`\n${failedSteps.length ? `failed steps: ${failedSteps.join(', ')}` : 'all steps passed'}`);
 console.log(`${tally.passed} passed, ${tally.failed} failed, ${tally.skipped} skipped`);

@@ -4,11 +4,14 @@
 // `rollgate export` (which runs on the data folder directly, no server).
 //
 //   GET /api/export?batch=&engine=&session=&format=train|sft&preset=verl|slime|verifiers|trl-sft
-//                  &builder=prefix-merge|per-request&minReward=&maxReward=&status=finished,…|all&hasReward=1&messages=1
+//                  &builder=prefix-merge|per-request&minReward=&maxReward=&status=finished,…|all&hasReward=1&messages=1&includeMasked=1
 //
 // Sessions that are not finished (active, interrupted, failed) are left out unless `status` names them;
 // `hasReward=1` keeps only traces with a reward. An unknown batch or session is a 404, not an empty file.
 // preset: the trainer's own row (core/export/presets/), mapped from the train row (trl-sft: the sft row).
+//
+// Traces masked by custody (DESIGN §9: they include or depend on an incomplete call) are left out unless
+// includeMasked=1; the count goes to the progress (the CLI prints it; GET /api/capture-health has the figures).
 //
 // format=train: one DESIGN §8 row per trace (snake_case; `messages` only with messages=1).
 // format=sft: one row per distinct conversation: each trace's canonical conversation (ending with its last
@@ -51,6 +54,8 @@ export interface ExportOptions {
   statuses?: readonly SessionStatus[];
   /** Only traces with a reward. */
   hasReward?: boolean;
+  /** Keep traces masked by custody (left out by default; counted in the progress either way). */
+  includeMasked?: boolean;
 }
 
 /** What the export reads: the store's repositories fit. */
@@ -75,12 +80,17 @@ export interface ExportProgress {
   skippedSessions: number;
   /** SFT: traces without a recoverable conversation. */
   noConversation: number;
+  /** Why the export stopped early (a row that could not be read); its last line says so too. */
+  error?: string;
   /** SFT: traces whose conversation is a prefix of a longer one of the same session (folded into it). */
   folded: number;
+  /** Traces masked by custody (incomplete calls, no attributable reward): left out unless includeMasked. */
+  masked: number;
+  maskReasons: Record<string, number>;
 }
 
 export function newProgress(): ExportProgress {
-  return { sessions: 0, completions: 0, traces: 0, rows: 0, bytes: 0, filtered: 0, skippedSessions: 0, noConversation: 0, folded: 0 };
+  return { sessions: 0, completions: 0, traces: 0, rows: 0, bytes: 0, filtered: 0, skippedSessions: 0, noConversation: 0, folded: 0, masked: 0, maskReasons: {} };
 }
 
 /** Consecutive records of the same session (the input is ordered by session). */
@@ -106,7 +116,20 @@ export function exportScopeError(source: ExportSource, opts: ExportOptions): str
   return null;
 }
 
+/**
+ * The export's JSONL lines. A row that cannot be read (a corrupt record) ends the export with one last line,
+ * `{"error": {...}}`, so a reader knows the file is incomplete rather than finding it merely shorter.
+ */
 export function* exportLines(source: ExportSource, opts: ExportOptions = {}, progress: ExportProgress = newProgress()): Generator<string> {
+  try {
+    yield* exportRows(source, opts, progress);
+  } catch (e) {
+    progress.error = `export stopped after ${progress.rows} rows: ${(e as Error).message}; this file is incomplete`;
+    yield `${JSON.stringify({ error: { message: progress.error, type: 'export_incomplete' } })}\n`;
+  }
+}
+
+function* exportRows(source: ExportSource, opts: ExportOptions, progress: ExportProgress): Generator<string> {
   const preset = opts.preset;
   const format = preset ? presetBase(preset) : (opts.format ?? 'train');
   const presetState = new PresetState();
@@ -134,6 +157,12 @@ export function* exportLines(source: ExportSource, opts: ExportOptions = {}, pro
     const sft: Array<{ id: string; reward: number | null; messages: ChatMessage[]; tools?: FunctionTool[]; st: SessionTrace }> = [];
     for (const st of built.traces) {
       progress.traces++;
+      if (st.trace.masked) {
+        progress.masked++;
+        const why = st.trace.maskReason ?? 'masked';
+        progress.maskReasons[why] = (progress.maskReasons[why] ?? 0) + 1;
+        if (!opts.includeMasked) continue;
+      }
       if (!rewardInRange(st.trace.reward, opts.minReward, opts.maxReward) || (opts.hasReward && st.trace.reward === null)) {
         progress.filtered++;
         continue;
@@ -226,6 +255,7 @@ const exportQuery = z.object({
   preset: z.enum(PRESETS as [PresetName, ...PresetName[]]).optional(),
   status: z.string().optional(),
   hasReward: z.enum(['0', '1', 'true', 'false']).optional(),
+  includeMasked: z.enum(['0', '1', 'true', 'false']).optional(),
 });
 
 /** `finished,failed` or `all` → statuses; throws with the unknown name. */
@@ -250,6 +280,7 @@ export function parseExportQuery(query: unknown): { ok: true; opts: ExportOption
       format: d.format, builder: d.builder, batchId: d.batch, engineId: d.engine, sessionId: d.session,
       minReward: d.minReward, maxReward: d.maxReward, messages: d.messages === '1' || d.messages === 'true',
       preset: d.preset, statuses, hasReward: d.hasReward === '1' || d.hasReward === 'true',
+      includeMasked: d.includeMasked === '1' || d.includeMasked === 'true',
     },
   };
 }

@@ -12,8 +12,13 @@ import type { BatchView } from '../rollouts/results.js';
 import { loadDataset } from '../rollouts/tasks.js';
 import type { RuntimeChoice } from '../rollouts/runtimes/index.js';
 import { resolve } from 'node:path';
-import { fraction, runtimeChoice } from './options.js';
+import { fraction, runtimeChoice, userPath } from './options.js';
 import { call, holdingServer } from './remote.js';
+
+/** A dataset argument: `demo:NAME` as it is, a file or folder made absolute (see userPath). */
+export function datasetArg(v: string): string {
+  return /^demo:/.test(v) ? v : userPath(v);
+}
 
 function positive(name: string) {
   return (v: string) => {
@@ -54,6 +59,9 @@ export function rewardTable(view: BatchView): string {
     `sessions: ${c.finished} finished, ${c.failed} failed, ${c.interrupted} interrupted, ${c.queued} not run (of ${c.total})`,
   ];
   if (view.error) out.push(`error: ${view.error}`);
+  // Why samples failed (a broken task, an image that did not build, a verifier that wrote no reward…).
+  const problems = view.tasks.flatMap((t) => t.samples.filter((s) => s.error).map((s) => `  ${t.taskId}${n > 1 ? ` #${s.sampleIndex}` : ''}: ${s.error!.split('\n')[0]}`));
+  if (problems.length) out.push('', 'problems:', ...problems.slice(0, 50), ...(problems.length > 50 ? [`  … and ${problems.length - 50} more`] : []));
   return `${out.join('\n')}\n`;
 }
 
@@ -153,7 +161,14 @@ async function openBackend(opts: EvalOptions): Promise<BatchBackend> {
   }
 }
 
-async function runEval(opts: EvalOptions): Promise<number> {
+async function runEval(given: EvalOptions): Promise<number> {
+  // Paths as the user typed them, from the folder they typed them in (npm run starts in the package root).
+  const opts: EvalOptions = {
+    ...given,
+    dataset: datasetArg(given.dataset),
+    dataDir: given.dataDir === undefined ? undefined : userPath(given.dataDir),
+    topology: given.topology === undefined ? undefined : userPath(given.topology),
+  };
   // Cheap checks first, so a typo fails in a second rather than after the engines start.
   try {
     if (!getHarness(opts.harness)) throw new Error(`unknown harness "${opts.harness}"; known: ${listHarnesses().map((h) => h.name).join(', ')}`);

@@ -27,6 +27,7 @@ export interface ExportCommandOptions {
   minReward?: number;
   maxReward?: number;
   messages?: boolean;
+  includeMasked?: boolean;
   out?: string;
   dataDir?: string;
   topology?: string;
@@ -57,12 +58,14 @@ function mb(bytes: number): string {
   return `${(bytes / 1e6).toFixed(1)} MB`;
 }
 
-function progressLine(p: ExportProgress): string {
+function progressLine(p: ExportProgress, includeMasked = false): string {
   const extra = [p.skippedSessions ? `${p.skippedSessions} sessions not finished (--status to include them)` : '',
     p.filtered ? `${p.filtered} outside the reward filters` : '', p.noConversation ? `${p.noConversation} without a conversation` : '',
-    p.folded ? `${p.folded} folded into longer conversations` : '']
+    p.folded ? `${p.folded} folded into longer conversations` : '',
+    p.masked && !includeMasked ? `${p.masked} masked (${Object.entries(p.maskReasons).map(([k, n]) => `${k} ${n}`).join(', ')}; --include-masked keeps them)` : '']
     .filter(Boolean).join(', ');
-  return `exported ${p.rows} traces from ${p.sessions} sessions (${p.completions} completions, ${mb(p.bytes)})${extra ? `; skipped ${extra}` : ''}`;
+  const kept = p.masked && includeMasked ? `, ${p.masked} of them masked` : '';
+  return `exported ${p.rows} traces from ${p.sessions} sessions (${p.completions} completions, ${mb(p.bytes)}${kept})${extra ? `; skipped ${extra}` : ''}`;
 }
 
 /** Runs an export; resolves with the final counts. Writes to `opts.out`, else to `stdout`. */
@@ -82,7 +85,7 @@ export async function runExport(opts: ExportCommandOptions, io: { stdout: NodeJS
   const exportOpts: ExportOptions = {
     format: opts.format, builder: opts.builder, batchId: opts.batch, engineId: opts.engine, sessionId: opts.session,
     minReward: opts.minReward, maxReward: opts.maxReward, messages: opts.messages,
-    preset: opts.preset, statuses: opts.status, hasReward: opts.hasReward,
+    includeMasked: opts.includeMasked, preset: opts.preset, statuses: opts.status, hasReward: opts.hasReward,
   };
   const scope = exportScopeError(source, exportOpts);
   if (scope) {
@@ -96,7 +99,7 @@ export async function runExport(opts: ExportCommandOptions, io: { stdout: NodeJS
     const now = Date.now();
     if (!final && now - lastShown < 250) return;
     lastShown = now;
-    io.stderr.write(`\r${progressLine(progress)}${final ? '\n' : ''}`);
+    io.stderr.write(`\r${progressLine(progress, opts.includeMasked)}${final ? '\n' : ''}`);
   };
   try {
     const chunks = chunked(exportLines(source, exportOpts, progress));
@@ -110,6 +113,7 @@ export async function runExport(opts: ExportCommandOptions, io: { stdout: NodeJS
         await finished(file).catch(() => undefined);
       }
       if (showProgress) show(true);
+      else if (progress.masked && !opts.includeMasked) io.stderr.write(`${progressLine(progress)}\n`);
     } else {
       try {
         await writeChunks(chunks, io.stdout as Writable);
@@ -117,10 +121,13 @@ export async function runExport(opts: ExportCommandOptions, io: { stdout: NodeJS
         // The reader went away (`rollgate export | head`): stop quietly, like other Unix tools.
         if ((e as NodeJS.ErrnoException).code !== 'EPIPE') throw e;
       }
+      // Masked traces are never dropped silently: stdout holds the rows, stderr says what was left out.
+      if (progress.masked && !opts.includeMasked) io.stderr.write(`${progressLine(progress)}\n`);
     }
   } finally {
     await store.close();
   }
+  if (progress.error) throw new Error(progress.error);
   return progress;
 }
 
@@ -138,6 +145,7 @@ export function registerExport(program: Command): void {
   .option('--min-reward <r>', 'only traces with reward ≥ r', finite)
   .option('--max-reward <r>', 'only traces with reward ≤ r', finite)
   .option('--messages', 'train format: include the conversation as messages')
+  .option('--include-masked', 'keep traces masked by custody (incomplete calls); left out by default')
   .option('--out <file>', 'write to FILE (default: stdout)')
   .option('--no-progress', 'no progress line on stderr when writing to a file')
   .option('--data-dir <dir>', 'data folder (default: $ROLLGATE_DATA_DIR, else the app-data folder)')

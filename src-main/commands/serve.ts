@@ -9,7 +9,7 @@ import { defaultDataDir } from '../data-dir.js';
 import { loadTopology } from '../engines/topology.js';
 import { openInBrowser } from '../open-browser.js';
 import { FAMILY_NAMES } from '../core/families/index.js';
-import { familyOption, int, onSignals, positive, runtimeChoice } from './options.js';
+import { familyOption, int, onSignals, positive, runtimeChoice, userPath } from './options.js';
 import type { RuntimeChoice } from '../rollouts/runtimes/types.js';
 
 interface ServeOptions {
@@ -36,10 +36,10 @@ export function registerServe(program: Command): void {
   .option('--open', 'open the UI in a browser once ready')
   .action(async (opts: ServeOptions) => {
     refuseTokenInEnv();
-    const dataDir = opts.dataDir ?? defaultDataDir();
-    const engines = opts.topology ? loadTopology(opts.topology) : [];
+    const dataDir = opts.dataDir ? userPath(opts.dataDir) : defaultDataDir();
+    const engines = opts.topology ? loadTopology(userPath(opts.topology)) : [];
     // Off loopback the control API needs a token; it lives in a 0600 file, never in argv or the environment.
-    const tokenFile = opts.controlTokenFile ?? controlTokenPath(dataDir);
+    const tokenFile = opts.controlTokenFile ? userPath(opts.controlTokenFile) : controlTokenPath(dataDir);
     const onLoopback = LOOPBACK_HOSTS.has(opts.host);
     const token = opts.controlTokenFile || !onLoopback ? ensureControlToken(tokenFile) : null;
     await ensureUiBuilt(DEFAULT_UI_DIR, resolve(DEFAULT_UI_DIR, '..'));

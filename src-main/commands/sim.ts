@@ -6,7 +6,7 @@ import { familyOption, fraction, int, onSignals } from './options.js';
 
 interface SimOptions {
   flavor: 'vllm' | 'sglang'; host: string; port: number; seed: number; skill: number; ttftMs: number; perTokenMs: number;
-  family?: string; tokenizer?: string; model?: string; maxModelLen?: number; failureRate: number; dropRate: number; errorRate: number; nonCanonicalRate: number;
+  family?: string; tokenizer?: string; model?: string; maxModelLen?: number; failureRate: number; dropRate: number; errorRate: number; nonCanonicalRate: number; missingIdsRate: number; shortLogprobsRate: number;
 }
 
 export function registerSim(program: Command): void {
@@ -30,10 +30,12 @@ export function registerSim(program: Command): void {
   .option('--drop-rate <p>', 'share of streams cut mid-answer (connection closed), 0..1', fraction, 0)
   .option('--error-rate <p>', 'share of streams ending in an error event mid-answer, 0..1', fraction, 0)
   .option('--non-canonical-rate <p>', 'share of tokens sampled in a non-canonical split, 0..1', fraction, 0)
+  .option('--missing-ids-rate <p>', 'vLLM chat: share of answers reporting no prompt ids (capture fault), 0..1', fraction, 0)
+  .option('--short-logprobs-rate <p>', 'vLLM chat: share of answers missing their last logprob (capture fault), 0..1', fraction, 0)
   .action(async (opts: SimOptions) => {
     const sim = await startSimEngine({
       flavor: opts.flavor, family: opts.family, tokenizer: opts.tokenizer, model: opts.model, host: opts.host, port: opts.port, seed: opts.seed, skill: opts.skill, ttftMs: opts.ttftMs, perTokenMs: opts.perTokenMs,
-      maxModelLen: opts.maxModelLen, failureRate: opts.failureRate, midStreamDropRate: opts.dropRate, midStreamErrorRate: opts.errorRate,
+      maxModelLen: opts.maxModelLen, failureRate: opts.failureRate, midStreamDropRate: opts.dropRate, midStreamErrorRate: opts.errorRate, missingIdsRate: opts.missingIdsRate, shortLogprobsRate: opts.shortLogprobsRate,
       nonCanonicalRate: opts.nonCanonicalRate,
     });
     onSignals(sim.close);

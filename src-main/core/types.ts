@@ -54,6 +54,8 @@ export interface CanonicalRequest {
   response_format?: { type: 'json_object' } | { type: 'json_schema'; json_schema: { name: string; schema: Record<string, unknown> } };
   /** enable_thinking and friends, forwarded to the chat template. */
   chat_template_kwargs?: Record<string, unknown>;
+  /** The agent asked for the sampled tokens' logprobs in the answer (OpenAI chat `logprobs: true`). */
+  logprobs?: boolean;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'abort' | 'error';
@@ -82,6 +84,11 @@ export interface CanonicalResponse {
   usage: Usage;
   /** The agent's stop string that ended generation (finish_reason 'stop'); null or absent otherwise. */
   stop_sequence?: string | null;
+  /**
+   * The sampled tokens' recorded logprobs, in the answer only when the agent asked (never stored: the
+   * completion record holds them as outputIds / outputLogprobs).
+   */
+  logprobs?: Array<{ token: string; logprob: number }>;
 }
 
 /** What an engine adapter yields while generating; dialect encoders turn these into SSE events. */
@@ -99,7 +106,23 @@ export interface TokenCapture {
 }
 
 export type Dialect = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini';
-export type CompletionStatus = 'ok' | 'error' | 'aborted';
+/**
+ * `incomplete` (custody, DESIGN §9): the call happened but its capture cannot be trusted — lost in a crash
+ * between the engine call and its commit, or malformed (see IncompleteReason). Traces depending on it are masked.
+ */
+export type CompletionStatus = 'ok' | 'error' | 'aborted' | 'incomplete';
+
+export type IncompleteReason =
+  /** The process ended between the engine call (its intent was recorded) and the completion's commit. */
+  | 'lost-in-crash'
+  /** The engine reported no prompt ids, or no output ids for an answer with content. */
+  | 'missing-ids'
+  /** The engine reported a different number of logprobs than output ids. */
+  | 'logprob-count'
+  /** The engine failed after the agent had already received part of the answer. */
+  | 'engine-error-mid-stream';
+
+export const INCOMPLETE_REASONS: readonly IncompleteReason[] = ['lost-in-crash', 'missing-ids', 'logprob-count', 'engine-error-mid-stream'];
 
 export interface Timings { queueMs: number; ttftMs: number | null; totalMs: number }
 
@@ -125,6 +148,8 @@ export interface CompletionRecord extends TokenCapture {
   /** id of the earlier record this one retries (SDK retry with identical body). */
   retryOf: string | null;
   createdAt: number;
+  /** status 'incomplete': why the capture cannot be trusted (absent otherwise). */
+  incompleteReason?: IncompleteReason;
 }
 
 export type SessionStatus = 'active' | 'finished' | 'interrupted' | 'failed';

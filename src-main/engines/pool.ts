@@ -1,7 +1,8 @@
 // Engine pool (DESIGN §4): sticky least-loaded replicas, health checks with backoff, failover of calls
 // that have not reached the agent, the weight-sync pause gate, and the policy version.
 import type { CanonicalDelta } from '../core/types.js';
-import { DEFAULT_ENGINE_TIMEOUTS, type EngineTimeouts } from './http.js';
+import { contextLength } from './context-room.js';
+import { DEFAULT_ENGINE_TIMEOUTS, healthProblem, type EngineTimeouts } from './http.js';
 import { driverFor } from './drivers/index.js';
 import { forwardToEngine, type ForwardResult } from './engine-control.js';
 import { readEngineLoad } from './engine-load.js';
@@ -113,6 +114,13 @@ export class EnginePool {
   list(): PoolEngine[] { return [...this.engines.values()]; }
   get(id: string): PoolEngine | undefined { return this.engines.get(id); }
   get defaultEngineId(): string | undefined { return this.engines.keys().next().value; }
+
+  /** The engine's whole context length (its first replica's, as the engine reports it); null when unknown. */
+  async contextLength(id: string, signal?: AbortSignal): Promise<number | null> {
+    const e = this.engines.get(id);
+    const replica = e?.config.replicas[0];
+    return e && replica ? contextLength(driverFor(e.config.kind), replica, signal) : null;
+  }
   get inFlightCount(): number { return this.inFlight.size; }
 
   /** A session keeps the replica it got first (the least-loaded healthy one) while that replica is healthy. */
@@ -263,6 +271,28 @@ export class EnginePool {
         this.markUnhealthy(r);
       }
     })));
+  }
+
+  /**
+   * Probes one engine's replicas now (before a batch starts): ok when at least one answers; otherwise
+   * what went wrong with each (connection refused, timeout, HTTP status).
+   */
+  async probeEngine(id: string): Promise<{ ok: boolean; problems: string[] }> {
+    const e = this.engines.get(id);
+    if (!e) return { ok: false, problems: [`unknown engine ${id}`] };
+    const problems: string[] = [];
+    await Promise.all(e.replicas.map(async (r) => {
+      const healthy = await e.adapter.health(r.url);
+      r.lastCheckedAt = Date.now();
+      if (healthy) {
+        r.healthy = true;
+        r.failures = 0;
+        return;
+      }
+      this.markUnhealthy(r);
+      problems.push(`${r.url}: ${(await healthProblem(r.url)) ?? 'health check failed'}`);
+    }));
+    return { ok: problems.length < e.replicas.length, problems };
   }
 
   startHealthChecks(intervalMs = 5000): void {

@@ -59,5 +59,12 @@ export function parseTopology(text: string, source = 'topology'): EngineConfig[]
 }
 
 export function loadTopology(path: string): EngineConfig[] {
-  return parseTopology(readFileSync(path, 'utf8'), path);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new Error(code === 'ENOENT' ? `topology file not found: ${path}` : `cannot read topology file ${path}: ${(err as Error).message}`);
+  }
+  return parseTopology(text, path);
 }

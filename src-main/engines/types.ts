@@ -72,3 +72,11 @@ export class EngineError extends Error {
     this.name = 'EngineError';
   }
 }
+
+/** The engine answered, but what it reported cannot be captured faithfully (custody: recorded `incomplete`). */
+export class CaptureError extends EngineError {
+  constructor(message: string, readonly reason: 'missing-ids' | 'logprob-count') {
+    super(message, 502, true);
+    this.name = 'CaptureError';
+  }
+}

@@ -5,15 +5,17 @@ import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { DialectCodec, ParseContext, StreamEncoder } from '../core/dialects/codec.js';
 import { DialectError } from '../core/dialects/codec.js';
+import { redactSecrets } from '../core/redact.js';
 import { canonicalResponse } from '../core/response.js';
-import type { CanonicalRequest, CompletionRecord, CompletionStatus, SessionRecord } from '../core/types.js';
+import { captureProblem } from '../core/capture-check.js';
+import type { CanonicalRequest, CanonicalResponse, CompletionRecord, CompletionStatus, Dialect, IncompleteReason, SessionRecord } from '../core/types.js';
 import { EngineAbortedError, EnginePausedError } from '../engines/pool.js';
 import { usageWithReasoning } from '../engines/reasoning-tokens.js';
 import { tokenizerSpecOf } from '../engines/token-format.js';
-import { EngineError, type EngineResult } from '../engines/types.js';
+import { CaptureError, EngineError, type EngineResult } from '../engines/types.js';
 import { StoreUnavailableError } from '../store/index.js';
 import type { GatewayDeps } from './deps.js';
-import { sendDialectError } from './errors.js';
+import { logServerError, sendDialectError } from './errors.js';
 
 interface CallState {
   id: string;
@@ -41,11 +43,21 @@ export async function handleCompletion(
   const { canonical, context } = parsed;
   const engineId = session.engineId ?? deps.pool.defaultEngineId;
   if (!engineId || !deps.pool.get(engineId)) return sendDialectError(reply, codec, 503, `engine ${engineId ?? '(none)'} is not configured`);
+  const tooLong = await outputBeyondContext(deps, engineId, canonical.max_tokens);
+  if (tooLong) return sendDialectError(reply, codec, 400, `${MAX_TOKENS_FIELD[codec.dialect]}: ${tooLong}`, 'invalid_request_error');
 
   const state: CallState = { id: randomBytes(12).toString('hex'), created: Math.floor(Date.now() / 1000), startedAt: performance.now(), firstTokenAt: null, admittedAt: () => null };
   const bodyHash = createHash('sha256').update(JSON.stringify(req.body)).digest('hex');
   const retryOf = isSdkRetry(req) ? deps.store.completions.findByBodyHash(session.id, bodyHash)?.id ?? null : null;
   const seq = deps.store.completions.reserveSeq(session.id);
+
+  // Custody (DESIGN §9): the intent is committed before the engine is called; the completion's commit
+  // removes it. One left over after a crash marks the call lost (store.completions.recoverDanglingIntents).
+  try {
+    await deps.store.writer.putIntent({ id: state.id, sessionId: session.id, seq, dialect: codec.dialect, engineId, createdAt: Date.now() });
+  } catch (err) {
+    return sendDialectError(reply, codec, 503, `could not record the call before running it: ${(err as Error).message}`);
+  }
 
   const abort = new AbortController();
   const onClose = () => { if (!reply.raw.writableFinished) abort.abort(new Error('client disconnected')); };
@@ -53,7 +65,7 @@ export async function handleCompletion(
 
   const base = {
     id: state.id, sessionId: session.id, seq, dialect: codec.dialect, engineId,
-    requestReceived: req.body, retryOf, createdAt: Date.now(),
+    requestReceived: redactSecrets(req.body), retryOf, createdAt: Date.now(),
   };
   let encoder: StreamEncoder | null = null;
   const poolRun = deps.pool.run(engineId, session.id, {
@@ -84,23 +96,27 @@ export async function handleCompletion(
     const result: EngineResult = step.value;
     const usage = await usageWithReasoning(result, tokenizerSpecOf(deps.pool.get(engineId)?.config ?? {}));
     const response = canonicalResponse({ id: state.id, model: canonical.model, created: state.created }, result, result.finishReason, usage, result.stopSequence);
+    const problem = captureProblem(result, response.message);
+    if (problem) throw new CaptureError(problem.message, problem.reason);
     await deps.store.writer.putCompletion(record({
-      status: 'ok', requestServed: result.requestServed, response, finishReason: response.finish_reason, usage,
+      status: 'ok', requestServed: redactSecrets(result.requestServed), response, finishReason: response.finish_reason, usage,
       promptIds: result.promptIds, outputIds: result.outputIds, outputLogprobs: result.outputLogprobs,
     }), { bodyHash });
     deps.turns.remember(session.id, { request: canonical, capture: result });
     deps.events.emit({ type: 'completion', sessionId: session.id, id: state.id, status: 'ok' });
+    const answer = canonical.logprobs ? withSampledLogprobs(response, result) : response;
     if (canonical.stream) {
       encoder ??= openStream(reply, codec, context, state, canonical);
-      write(reply, encoder.finish(response));
+      write(reply, encoder.finish(answer));
       endStream(reply);
     } else {
-      reply.code(200).send(codec.encodeResponse(response, context));
+      reply.code(200).send(codec.encodeResponse(answer, context));
     }
   } catch (err) {
     const clientGone = abort.signal.aborted;
     if (err instanceof EnginePausedError) {
       // Refused before reaching an engine: nothing to record, the agent retries after Retry-After.
+      deps.store.writer.dropIntent(state.id).catch((e) => req.log.error({ err: e }, 'could not drop a call intent'));
       return sendDialectError(reply, codec, 429, err.message, undefined, err.retryAfterSec);
     }
     if (err instanceof StoreUnavailableError) {
@@ -108,6 +124,7 @@ export async function handleCompletion(
       // retries after Retry-After.
       if (clientGone) { reply.raw.destroy(); return; }
       if (encoder) {
+        logServerError(req, 503, err.message);
         write(reply, encoder.error(503, err.message));
         endStream(reply);
       } else {
@@ -118,11 +135,18 @@ export async function handleCompletion(
     const aborted = clientGone || err instanceof EngineAbortedError;
     const status = err instanceof EngineError ? err.status : 500;
     const message = clientGone ? String((abort.signal.reason as Error | undefined)?.message ?? 'client disconnected') : err instanceof Error ? err.message : String(err);
-    await deps.store.writer.putCompletion(record({ status: aborted ? 'aborted' : 'error', error: message }), { bodyHash })
+    // Malformed capture, or the engine failed after the agent had part of the answer: never trainable.
+    const incomplete: IncompleteReason | null = err instanceof CaptureError ? err.reason
+      : !aborted && encoder !== null ? 'engine-error-mid-stream' : null;
+    const recorded: CompletionStatus = incomplete ? 'incomplete' : aborted ? 'aborted' : 'error';
+    await deps.store.writer.putCompletion(record({
+      status: recorded, error: incomplete ? `${incomplete}: ${message}` : message, ...(incomplete ? { incompleteReason: incomplete } : {}),
+    }), { bodyHash })
       .catch((e) => req.log.error({ err: e }, 'could not record failed completion'));
-    deps.events.emit({ type: 'completion', sessionId: session.id, id: state.id, status: aborted ? 'aborted' : 'error' });
+    deps.events.emit({ type: 'completion', sessionId: session.id, id: state.id, status: recorded });
     if (clientGone) { reply.raw.destroy(); return; }
     if (encoder) {
+      if (status >= 500 || status < 400) logServerError(req, status >= 400 ? status : 502, message);
       write(reply, encoder.error(status >= 400 ? status : 502, message));
       endStream(reply);
     } else {
@@ -158,6 +182,21 @@ function drained(raw: Socket, stallMs: number, abort: AbortController): Promise<
     raw.on('drain', done);
     raw.on('close', done);
   });
+}
+
+/** Where each dialect asks for the output budget (OpenAI chat also takes max_completion_tokens). */
+const MAX_TOKENS_FIELD: Record<Dialect, string> = {
+  'openai-chat': 'max_tokens', 'openai-responses': 'max_output_tokens', anthropic: 'max_tokens', gemini: 'generationConfig.maxOutputTokens',
+};
+
+/**
+ * An output budget larger than the model's whole context can never be met: the agent is told (400), where a
+ * budget that only overlaps the prompt is fitted into the room left (engines/context-room.ts).
+ */
+async function outputBeyondContext(deps: GatewayDeps, engineId: string, maxTokens: number | undefined): Promise<string | null> {
+  if (maxTokens === undefined || maxTokens <= 4096) return null; // no engine has less context: no need to ask
+  const context = await deps.pool.contextLength(engineId);
+  return context !== null && maxTokens > context ? `${maxTokens} is more than the model's whole context (${context} tokens)` : null;
 }
 
 function isSdkRetry(req: FastifyRequest): boolean {
@@ -206,4 +245,11 @@ function write(reply: FastifyReply, frames: string[]): void {
     process.nextTick(() => raw.uncork());
   }
   raw.write(frames.join(''));
+}
+
+/** The answer with the recorded logprobs of its sampled ids (tokens named as vLLM does with ids: `token_id:N`). */
+function withSampledLogprobs(response: CanonicalResponse, capture: Pick<EngineResult, 'outputIds' | 'outputLogprobs'>): CanonicalResponse {
+  const logprobs: Array<{ token: string; logprob: number }> = [];
+  for (let i = 0; i < capture.outputIds.length; i++) logprobs.push({ token: `token_id:${capture.outputIds[i]}`, logprob: capture.outputLogprobs[i] });
+  return { ...response, logprobs };
 }

@@ -120,7 +120,12 @@ export async function verifySweBench(task: Task, workdir: string, runRoot: strin
     `cd ${shellQuote(workdir)} || exit 91`,
     ...(s.baseCommit ? [`git checkout -q ${shellQuote(s.baseCommit)} 2>/dev/null || true`] : []),
     'if [ -s "$ROLLGATE_TESTS_DIR/agent.diff" ]; then git apply --binary "$ROLLGATE_TESTS_DIR/agent.diff" || { echo "the agent\'s diff does not apply to a clean checkout" >&2; exit 95; }; fi',
-    ...(s.testPatch ? ['git apply "$ROLLGATE_TESTS_DIR/test.patch" || { echo "test_patch does not apply" >&2; exit 96; }'] : []),
+    // As SWE-bench's harness does: the files test_patch touches go back to the base first, so the agent's
+    // edits to the tests themselves do not count.
+    ...(s.testPatch ? [
+      `for f in $(git apply --numstat "$ROLLGATE_TESTS_DIR/test.patch" | cut -f3); do git checkout -q ${shellQuote(s.baseCommit ?? 'HEAD')} -- "$f" 2>/dev/null || rm -f "$f"; done`,
+      'git apply "$ROLLGATE_TESTS_DIR/test.patch" || { echo "test_patch does not apply" >&2; exit 96; }',
+    ] : []),
     `${s.testCommand}${tests ? ` ${tests}` : ''}`,
   ].join('\n');
   const timeoutMs = DEFAULT_VERIFIER_TIMEOUT_MS;

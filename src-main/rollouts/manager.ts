@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { z } from 'zod';
 import { withTraceRewards } from '../core/export/session-traces.js';
 import type { SessionRecord } from '../core/types.js';
@@ -18,17 +19,19 @@ import { deliverCallback } from './callback.js';
 import { evaluate, evaluatorFor } from './evaluators.js';
 import { getHarness, listHarnesses, sessionEnv, type Harness, type HarnessContext, type HarnessOptions } from './harnesses/index.js';
 import { installAgent, type InstallProgress } from './install.js';
+import { MaskedGate } from './masked-gate.js';
 import { buildBatchView, type BatchView } from './results.js';
 import { killGroup, type ProcessResult } from './runtimes/process.js';
 import { RUNTIME_CHOICES, getRuntime, resolveRuntime, type Runtime, type RuntimeChoice, type RuntimeName, type Sandbox } from './runtimes/index.js';
 import { SANDBOX_SYSTEM_PATH, baseEnv, nodeBinDir, writeFiles } from './runtimes/run-dirs.js';
 import { BUILTIN_AGENT_PATH } from './harnesses/index.js';
 import { agentInstallDir } from './install.js';
+import { engineFailureOf } from './engine-failure.js';
 import { DatasetError, evaluatorSpec, loadDataset, validateTasks, type EvaluatorSpec, type Task } from './tasks.js';
 import { verifyHarbor, verifySweBench, type RunContainerCheck } from './container-check.js';
 import { ImageBuilder } from './images/builder.js';
 import { TaskImages, type TaskImage } from './images/task-images.js';
-import { dockerClient } from './runtimes/docker/index.js';
+import { dockerClient, removeRunContainers } from './runtimes/docker/index.js';
 
 /** Session metadata without per-trace rewards: those come only from the evaluator or the trainer. */
 function ownMetadata(m: Record<string, unknown>): Record<string, unknown> {
@@ -69,6 +72,9 @@ export const batchSpecSchema = z.object({
   image: z.string().min(1).optional(),
   name: z.string().max(200).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
+  /** Custody: stop the batch once more than this share of its traces is masked (after maskedMinTraces traces). */
+  maxMaskedFraction: z.number().min(0).max(1).optional(),
+  maskedMinTraces: z.number().int().min(1).default(10),
 }).strict();
 export type BatchSpecInput = z.input<typeof batchSpecSchema>;
 
@@ -125,6 +131,9 @@ interface ActiveBatch {
   /** Live tallies for progress events (the store stays the source of truth for results). */
   stats: { total: number; started: number; finished: number; failed: number; interrupted: number; rewardSum: number; rewardN: number };
   done: Promise<void>;
+  /** maxMaskedFraction's tally (null when the batch set none), and the error that stopped the batch. */
+  maskedGate: MaskedGate | null;
+  stopError: string | null;
 }
 
 const RUN_OUTPUT_BYTES = 64 * 1024;
@@ -142,6 +151,8 @@ export class RolloutManager {
   readonly runsDir: string;
   /** Builds and finds task images; its cache (image tags) outlives batches. Created on first use. */
   private imageBuilder: ImageBuilder | null = null;
+  /** Containers of interrupted docker runs removed at start-up (resolves once done). */
+  recoveredContainers: Promise<number> = Promise.resolve(0);
   /** Batches interrupted by the previous process (found at start-up). */
   readonly recovered: { batches: number; runs: number; killedProcesses: number };
 
@@ -161,6 +172,12 @@ export class RolloutManager {
     const { store } = this.opts;
     const leftovers = store.runs.listRunning();
     const killed = killLeftoverProcesses(leftovers.map((r) => r.runToken).filter((t): t is string => !!t));
+    // Containers outlive a crashed Rollgate (bwrap sandboxes die with it: --die-with-parent).
+    const inContainers = leftovers.filter((r) => r.batchId && store.batches.get(r.batchId)?.spec.runtime === 'docker').map((r) => r.sessionId);
+    this.recoveredContainers = removeRunContainers(inContainers).catch((err: Error) => {
+      console.error(`rollgate: could not remove the containers of ${inContainers.length} interrupted run(s): ${err.message}`);
+      return 0;
+    });
     const runs = store.runs.markUnfinishedInterrupted();
     const batches = store.batches.markUnfinishedInterrupted();
     // Callbacks that were still being delivered when the previous process stopped.
@@ -272,7 +289,8 @@ export class RolloutManager {
     const active: ActiveBatch = {
       record, tasks, harness, options, engineId, model: engine.config.model, timeoutMs, timeoutExplicit: spec.timeoutMs !== undefined, images,
       evaluator: spec.evaluator ?? null, keepWorkDirs: spec.keepWorkDirs ?? false, runtime, image: spec.image,
-      abort, running: new Map(), done: Promise.resolve(),
+      abort, running: new Map(), done: Promise.resolve(), stopError: null,
+      maskedGate: spec.maxMaskedFraction !== undefined ? new MaskedGate(spec.maxMaskedFraction, spec.maskedMinTraces) : null,
       stats: { total: tasks.length * spec.n, started: 0, finished: 0, failed: 0, interrupted: 0, rewardSum: 0, rewardN: 0 },
     };
     this.active.set(id, active);
@@ -358,6 +376,12 @@ export class RolloutManager {
       if (!this.closed) this.finishBatch(b, 'failed', `runtime ${b.runtime.name} is not available: ${usable.reason}`);
       return;
     }
+    // A dead engine fails the batch now, saying why, instead of every sample after its agent's retries.
+    const engine = await this.opts.pool.probeEngine(b.engineId);
+    if (!engine.ok) {
+      if (!this.closed) this.finishBatch(b, 'failed', `engine ${b.engineId} is unreachable: ${engine.problems.join('; ')}`);
+      return;
+    }
     let bin: string | null = null;
     if (b.harness.agent) {
       try {
@@ -382,12 +406,20 @@ export class RolloutManager {
             await this.opts.store.writer.updateSession(track.sessionId, { status: 'failed', finishedAt: Date.now() }).catch(() => undefined);
           }
         });
+        if (b.maskedGate && track.sessionId && !b.stopError && !this.closed) {
+          const stop = b.maskedGate.add(this.opts.store, track.sessionId);
+          if (stop) {
+            b.stopError = stop;
+            b.abort.abort();
+          }
+        }
         if (!this.closed) this.emitBatch(b.record.id, 'running');
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));
     if (this.closed) return;
-    this.finishBatch(b, b.abort.signal.aborted ? 'cancelled' : 'completed', null);
+    if (b.stopError) this.finishBatch(b, 'failed', b.stopError);
+    else this.finishBatch(b, b.abort.signal.aborted ? 'cancelled' : 'completed', null);
   }
 
   private finishBatch(b: ActiveBatch, status: BatchStatus, error: string | null): void {
@@ -453,6 +485,8 @@ export class RolloutManager {
     } else try {
       sandbox = await b.runtime.prepare({
         id: session.id, root: join(this.runsDir, session.id), files: task.files, tools: this.toolsFor(b, bin),
+        // Inside the desktop app the node shim execs Electron by its host path.
+        toolsAtHostPath: process.versions.electron ? [dirname(process.execPath)] : [],
         gateway: { serve: (path) => this.serveSocket(session.key, path), hostBaseUrl: this.opts.baseUrl() },
         image: img?.image ?? task.image ?? b.image, workdir: img?.workdir ?? task.workdir,
         workFromImage: !!(task.harbor || task.swebench),
@@ -485,7 +519,9 @@ export class RolloutManager {
       : outcome === 'start_error' ? `agent could not start: ${result.spawnError}`
       : outcome === 'timeout' ? `agent timed out after ${Math.round(timeoutMs / 1000)} s`
       : outcome === 'agent_error' ? `agent exited with ${result.exitCode ?? result.signal}` : null;
-    const finalAnswer = result.stdoutTail.trim();
+    const engineFailure = agentError ? engineFailureOf(store.completions.listBySession(session.id)) : null;
+    // Agents colour their output for terminals; the stored answer (and what evaluators compare) is the text.
+    const finalAnswer = stripVTControlCharacters(result.stdoutTail).trim();
     const common = { exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, stdout: result.stdout, stderr: result.stderr, finalAnswer };
     const interrupted = async (verdict?: EvaluatorVerdict) => {
       store.runs.update(session.id, { ...common, status: 'done', outcome: 'cancelled', ...(verdict ? { evaluator: verdict } : {}), error: 'cancelled', finishedAt: Date.now() });
@@ -525,7 +561,8 @@ export class RolloutManager {
     const current = stored();
     const reward = verdict.reward ?? null;
     const status = outcome === 'ok' && !verdict.error ? 'finished' : 'failed';
-    store.runs.update(session.id, { ...common, status: 'done', outcome, evaluator: verdict, error: agentError, finishedAt: Date.now() });
+    const error = engineFailure ? `${engineFailure}; ${agentError}` : agentError;
+    store.runs.update(session.id, { ...common, status: 'done', outcome, evaluator: verdict, error, finishedAt: Date.now() });
     track.ended = true;
     this.tally(b, status, reward);
     await store.writer.updateSession(session.id, {
@@ -533,7 +570,7 @@ export class RolloutManager {
       metadata: withTraceRewards({
         ...ownMetadata(current?.metadata ?? metadata), outcome, exitCode: result.exitCode, durationMs: result.durationMs,
         evaluator: { type: verdict.type, reward: verdict.reward, ...(verdict.error ? { error: verdict.error } : {}) },
-        ...(agentError ? { error: agentError } : {}),
+        ...(error ? { error } : {}),
       }, verdict.traceRewards),
     });
     events.emit({ type: 'session', id: session.id, status });
@@ -543,7 +580,6 @@ export class RolloutManager {
   /** Host paths the agent needs read-only inside a sandbox: Node, and its own install or script. */
   private toolsFor(b: ActiveBatch, bin: string | null): string[] {
     const tools = [nodeBinDir()];
-    if (process.versions.electron) tools.push(dirname(process.execPath));
     if (b.harness.agent && bin) tools.push(agentInstallDir(this.agentsDir, b.harness.agent));
     if (b.harness.kind === 'builtin') tools.push(BUILTIN_AGENT_PATH);
     return tools;
@@ -617,39 +653,42 @@ export class RolloutManager {
 }
 
 /**
- * Kills the process groups of agents a previous Rollgate process left running. A process is ours only if
- * its environment holds ROLLGATE_RUN_ID=<token> of a run recorded as running (so a reused pid is never
- * touched). Linux only (/proc); elsewhere nothing is done.
+ * The pids of processes that belong to these runs: their environment holds ROLLGATE_RUN_ID=<token>, so a
+ * reused pid is never mistaken for ours. Linux only (/proc); elsewhere none are found.
  */
-export function killLeftoverProcesses(tokens: string[]): number {
-  if (!tokens.length || process.platform !== 'linux') return 0;
+export function runProcesses(tokens: string[]): number[] {
+  if (!tokens.length || process.platform !== 'linux') return [];
   const wanted = new Set(tokens.map((t) => `ROLLGATE_RUN_ID=${t}`));
-  const pgidOf = (pid: string) => {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return [];
+  }
+  return pids.map(Number).filter((pid) => {
+    if (pid === process.pid) return false;
+    try {
+      return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').some((kv) => wanted.has(kv));
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Kills the process groups of agents a previous Rollgate process left running (runs recorded as running). */
+export function killLeftoverProcesses(tokens: string[]): number {
+  const pgidOf = (pid: number | 'self') => {
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
     return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
   };
   let own = -1;
   try { own = pgidOf('self'); } catch { /* keep -1 */ }
   let killed = 0;
-  let pids: string[];
-  try {
-    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
-  } catch {
-    return 0;
-  }
-  for (const pid of pids) {
-    if (Number(pid) === process.pid) continue;
-    let env: string;
-    try {
-      env = readFileSync(`/proc/${pid}/environ`, 'latin1');
-    } catch {
-      continue;
-    }
-    if (!env.split('\0').some((kv) => wanted.has(kv))) continue;
+  for (const pid of runProcesses(tokens)) {
     try {
       const pgid = pgidOf(pid);
       if (pgid > 1 && pgid !== own && killGroup(pgid)) killed++;
-      else { process.kill(Number(pid), 'SIGKILL'); killed++; }
+      else { process.kill(pid, 'SIGKILL'); killed++; }
     } catch { /* gone */ }
   }
   return killed;

@@ -5,6 +5,17 @@ import { DeltaBases } from './delta-bases.js';
 import { DeltaBase } from './json-columns.js';
 import { completionParams, rowNeedsParent, rowToCompletion, type CompletionRow, type EncodedCompletion } from './rows.js';
 
+/** Recorded before an engine call (custody): the id and seq its completion will have. */
+export interface CallIntent {
+  id: string;
+  sessionId: string;
+  seq: number;
+  dialect: CompletionRecord['dialect'];
+  engineId: string;
+  replica?: string;
+  createdAt: number;
+}
+
 export interface CompletionIterateFilter {
   batchId?: string;
   engineId?: string;
@@ -25,6 +36,8 @@ export class CompletionsRepo {
   private readonly maxSeqStmt: Database.Statement;
   private readonly byHashStmt: Database.Statement;
   private readonly existsStmt: Database.Statement;
+  private readonly insertIntentStmt: Database.Statement;
+  private readonly deleteIntentStmt: Database.Statement;
   private readonly recentWithIdsStmt: Database.Statement;
   /** Candidate parents for delta storage (delta-bases.ts). */
   private readonly bases = new DeltaBases();
@@ -39,10 +52,13 @@ export class CompletionsRepo {
     this.insertStmt = db.prepare(`INSERT OR REPLACE INTO completions
       (id, session_id, seq, dialect, engine_id, replica, policy_version, request_received, request_served, response,
        finish_reason, usage, queue_ms, ttft_ms, total_ms, status, error, retry_of, created_at, body_hash,
-       n_prompt, n_output, parent_id, prompt_base, prompt_ids, output_ids, output_logprobs)
+       n_prompt, n_output, incomplete_reason, parent_id, prompt_base, prompt_ids, output_ids, output_logprobs)
       VALUES (@id, @session_id, @seq, @dialect, @engine_id, @replica, @policy_version, @request_received, @request_served,
        @response, @finish_reason, @usage, @queue_ms, @ttft_ms, @total_ms, @status, @error, @retry_of, @created_at,
-       @body_hash, @n_prompt, @n_output, @parent_id, @prompt_base, @prompt_ids, @output_ids, @output_logprobs)`);
+       @body_hash, @n_prompt, @n_output, @incomplete_reason, @parent_id, @prompt_base, @prompt_ids, @output_ids, @output_logprobs)`);
+    this.insertIntentStmt = db.prepare(`INSERT OR REPLACE INTO call_intents (id, session_id, seq, dialect, engine_id, replica, created_at)
+      VALUES (@id, @session_id, @seq, @dialect, @engine_id, @replica, @created_at)`);
+    this.deleteIntentStmt = db.prepare('DELETE FROM call_intents WHERE id = ?');
     this.getStmt = db.prepare('SELECT * FROM completions WHERE id = ?');
     this.bySessionStmt = db.prepare('SELECT * FROM completions WHERE session_id = ? ORDER BY seq, created_at, id');
     this.countStmt = db.prepare('SELECT COUNT(*) AS n FROM completions WHERE session_id = ?');
@@ -63,6 +79,12 @@ export class CompletionsRepo {
   /** Committed completions of a session, ordered by seq. */
   listBySession(sessionId: string): CompletionRecord[] {
     return decodeInOrder(this.bySessionStmt.all(sessionId) as CompletionRow[], (id) => decodeChain(this.getStmt, id));
+  }
+
+  /** Custody: the session's incomplete calls, oldest first. */
+  incompleteCalls(sessionId: string): Array<{ completionId: string; reason: string | null; error: string | null }> {
+    return this.db.prepare(`SELECT id AS completionId, incomplete_reason AS reason, error FROM completions
+      WHERE session_id = ? AND status = 'incomplete' ORDER BY seq, created_at, id`).all(sessionId) as Array<{ completionId: string; reason: string | null; error: string | null }>;
   }
 
   countBySession(sessionId: string): number {
@@ -151,6 +173,46 @@ export class CompletionsRepo {
   insertEncoded(enc: EncodedCompletion): void {
     const parent = enc.params.parent_id as string | null;
     this.insertStmt.run(parent !== null && !this.existsStmt.get(parent) ? enc.full() : enc.params);
+    // The call's intent goes in the same transaction as its record (custody): never both, never neither.
+    this.deleteIntentStmt.run(enc.params.id);
+  }
+
+  /** @internal */
+  insertIntent(intent: CallIntent): void {
+    this.insertIntentStmt.run({ id: intent.id, session_id: intent.sessionId, seq: intent.seq, dialect: intent.dialect,
+      engine_id: intent.engineId, replica: intent.replica ?? '', created_at: intent.createdAt });
+  }
+
+  /** @internal A call that ended without reaching an engine (refused while paused): nothing to record. */
+  deleteIntent(id: string): void {
+    this.deleteIntentStmt.run(id);
+  }
+
+  /**
+   * At start-up, before any call: every intent left over was lost between its engine call and its commit.
+   * Each becomes an `incomplete` completion (reason 'lost-in-crash', no ids), which marks its session
+   * incomplete and masks the traces that depend on it. Returns the calls recovered.
+   */
+  recoverDanglingIntents(now: number = Date.now()): Array<{ id: string; sessionId: string }> {
+    const rows = this.db.prepare('SELECT * FROM call_intents ORDER BY created_at, id').all() as Array<{
+      id: string; session_id: string; seq: number; dialect: string; engine_id: string; replica: string; created_at: number;
+    }>;
+    const run = this.db.transaction(() => {
+      for (const r of rows) {
+        if (!this.existsStmt.get(r.id)) {
+          this.insertStmt.run(completionParams({
+            id: r.id, sessionId: r.session_id, seq: r.seq, dialect: r.dialect as CompletionRecord['dialect'], engineId: r.engine_id,
+            replica: r.replica, policyVersion: 0, requestReceived: null, requestServed: null, response: null, finishReason: null,
+            usage: null, timings: { queueMs: 0, ttftMs: null, totalMs: Math.max(0, now - r.created_at) }, status: 'incomplete',
+            incompleteReason: 'lost-in-crash', error: 'lost-in-crash: the process ended between the engine call and its commit',
+            retryOf: null, createdAt: r.created_at, promptIds: new Int32Array(0), outputIds: new Int32Array(0), outputLogprobs: new Float32Array(0),
+          }, null));
+        }
+        this.deleteIntentStmt.run(r.id);
+      }
+    });
+    run.immediate();
+    return rows.map((r) => ({ id: r.id, sessionId: r.session_id }));
   }
 
   /**

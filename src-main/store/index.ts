@@ -12,7 +12,7 @@ import { RescoresRepo } from './rescores.js';
 import { SessionsRepo } from './sessions.js';
 import { StoreWriter, type WriterOptions } from './writer.js';
 
-export { CompletionsRepo, type CompletionIterateFilter } from './completions.js';
+export { CompletionsRepo, type CallIntent, type CompletionIterateFilter } from './completions.js';
 export {
   BatchesRepo, SessionRunsRepo, type BatchRecord, type BatchPatch, type BatchStatus, type BatchCallbackState,
   type SessionRunRecord, type SessionRunPatch, type RunStatus, type RunOutcome, type EvaluatorVerdict,

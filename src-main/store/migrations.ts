@@ -156,6 +156,26 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
     run: convertToDeltas,
   },
+  {
+    version: 8,
+    name: 'custody',
+    sql: `
+      -- Fail-closed custody (DESIGN §9): an intent is committed before each engine call and removed in the
+      -- transaction that commits its completion; one left over at start-up was lost in a crash.
+      CREATE TABLE call_intents (
+        id          TEXT PRIMARY KEY,        -- the completion id the call will be recorded under
+        session_id  TEXT NOT NULL,
+        seq         INTEGER NOT NULL,
+        dialect     TEXT NOT NULL,
+        engine_id   TEXT NOT NULL,
+        replica     TEXT NOT NULL DEFAULT '',
+        created_at  INTEGER NOT NULL
+      );
+      -- status 'incomplete': why the capture cannot be trusted (lost-in-crash | missing-ids | logprob-count | engine-error-mid-stream)
+      ALTER TABLE completions ADD COLUMN incomplete_reason TEXT;
+      CREATE INDEX completions_incomplete ON completions(session_id) WHERE status = 'incomplete';
+    `,
+  },
 ];
 
 /** Applies pending migrations in one IMMEDIATE transaction. Idempotent; returns the versions applied. */

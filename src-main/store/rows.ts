@@ -5,6 +5,7 @@ import type {
   CompletionStatus,
   Dialect,
   FinishReason,
+  IncompleteReason,
   SessionRecord,
   SessionStatus,
   Usage,
@@ -51,6 +52,8 @@ export interface CompletionRow {
   body_hash: string | null;
   n_prompt: number;
   n_output: number;
+  /** status 'incomplete': the reason (schema 8). */
+  incomplete_reason?: string | null;
   /** Delta storage: the completion this row is stored against (schema 7; null = stored in full). */
   parent_id: string | null;
   /** Leading prompt ids taken from the parent's tip (prompt ids ++ output ids); prompt_ids holds the rest. */
@@ -134,6 +137,7 @@ export function completionParams(rec: CompletionRecord, bodyHash: string | null,
     body_hash: bodyHash,
     n_prompt: rec.promptIds.length,
     n_output: rec.outputIds.length,
+    incomplete_reason: rec.status === 'incomplete' ? (rec.incompleteReason ?? null) : null,
     parent_id: parent,
     prompt_base: parent ? promptBase : 0,
     prompt_ids: int32ToBlob(parent && promptBase > 0 ? rec.promptIds.subarray(promptBase) : rec.promptIds),
@@ -195,6 +199,7 @@ export function rowToCompletion(r: CompletionRow, parent: (id: string) => Comple
     error: r.error,
     retryOf: r.retry_of,
     createdAt: r.created_at,
+    ...(r.incomplete_reason ? { incompleteReason: r.incomplete_reason as IncompleteReason } : {}),
     promptIds: promptIdsOf(r, par),
     outputIds: blobToInt32(r.output_ids),
     outputLogprobs: blobToFloat32(r.output_logprobs),

@@ -23,6 +23,9 @@ export interface SessionSummary extends SessionRecord {
   outputTokens: number;
   /** promptTokens + outputTokens over all the session's completions. */
   totalTokens: number;
+  /** Custody (DESIGN §9): 'incomplete' when any of its calls was lost or captured malformed. */
+  custody: 'complete' | 'incomplete';
+  incompleteCount: number;
 }
 
 const PATCH_FIELDS: ReadonlyArray<[keyof SessionPatch, string]> = [
@@ -43,9 +46,10 @@ export function hashKey(key: string): Buffer {
 const SUMMARY_COLUMNS = `s.*,
   (SELECT COUNT(*) FROM completions c WHERE c.session_id = s.id) AS completion_count,
   (SELECT COALESCE(SUM(n_prompt), 0) FROM completions c WHERE c.session_id = s.id) AS prompt_tokens,
-  (SELECT COALESCE(SUM(n_output), 0) FROM completions c WHERE c.session_id = s.id) AS output_tokens`;
+  (SELECT COALESCE(SUM(n_output), 0) FROM completions c WHERE c.session_id = s.id) AS output_tokens,
+  (SELECT COUNT(*) FROM completions c WHERE c.session_id = s.id AND c.status = 'incomplete') AS incomplete_count`;
 
-type SummaryRow = SessionRow & { completion_count: number; prompt_tokens: number; output_tokens: number };
+type SummaryRow = SessionRow & { completion_count: number; prompt_tokens: number; output_tokens: number; incomplete_count: number };
 
 function rowToSummary(r: SummaryRow): SessionSummary {
   return {
@@ -54,6 +58,8 @@ function rowToSummary(r: SummaryRow): SessionSummary {
     promptTokens: r.prompt_tokens,
     outputTokens: r.output_tokens,
     totalTokens: r.prompt_tokens + r.output_tokens,
+    custody: r.incomplete_count > 0 ? 'incomplete' : 'complete',
+    incompleteCount: r.incomplete_count,
   };
 }
 

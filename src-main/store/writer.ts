@@ -9,7 +9,7 @@
 // with Retry-After), so an external lock on the database slows writes down without freezing every session.
 import type Database from 'better-sqlite3';
 import type { CompletionRecord, NewSession, SessionRecord } from '../core/types.js';
-import type { CompletionsRepo, PendingView } from './completions.js';
+import type { CallIntent, CompletionsRepo, PendingView } from './completions.js';
 import type { EncodedCompletion } from './rows.js';
 import { SessionsRepo, sessionParams, patchParams, type SessionPatch } from './sessions.js';
 
@@ -57,6 +57,8 @@ export interface PutCompletionOptions {
 
 type Op =
   | { kind: 'completion'; params: EncodedCompletion; rec: CompletionRecord; bodyHash: string | null }
+  | { kind: 'intent'; intent: CallIntent }
+  | { kind: 'intentDone'; id: string }
   | { kind: 'session'; params: Record<string, unknown> }
   | { kind: 'sessionUpdate'; id: string; params: Record<string, unknown> };
 
@@ -117,6 +119,16 @@ export class StoreWriter implements PendingView {
   putCompletion(rec: CompletionRecord, opts: PutCompletionOptions = {}): Promise<void> {
     const bodyHash = opts.bodyHash ?? null;
     return this.enqueue(() => ({ kind: 'completion', params: this.completions.encode(rec, bodyHash), rec, bodyHash }));
+  }
+
+  /** Custody: recorded before an engine call; its completion's commit removes it (see recoverDanglingIntents). */
+  putIntent(intent: CallIntent): Promise<void> {
+    return this.enqueue(() => ({ kind: 'intent', intent }));
+  }
+
+  /** Custody: a call that ended without an engine call or a record (refused while paused). */
+  dropIntent(id: string): Promise<void> {
+    return this.enqueue(() => ({ kind: 'intentDone', id }));
   }
 
   putSession(rec: NewSession): Promise<void> {
@@ -192,6 +204,12 @@ export class StoreWriter implements PendingView {
     switch (op.kind) {
       case 'completion':
         this.completions.insertEncoded(op.params);
+        return;
+      case 'intent':
+        this.completions.insertIntent(op.intent);
+        return;
+      case 'intentDone':
+        this.completions.deleteIntent(op.id);
         return;
       case 'session':
         this.sessions.insertEncoded(op.params);

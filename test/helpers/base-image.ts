@@ -1,13 +1,14 @@
-// A base image made from this machine's own files, so container tests need no registry: the shell tools
-// of a few Debian packages (and git, for SWE-bench-style rows) plus the shared libraries they load, laid
-// out as Debian 12 does (merged /usr), imported with `docker import` through the Engine API. It is tagged
+// A base image made from this machine's own files, so container tests need no registry: the programs of a
+// few Debian packages (and git, for SWE-bench-style rows) plus the shared libraries they load, laid out by
+// the docker runtime's own rootfs builder (merged /usr as on Debian 12), imported with `docker import`. It is tagged
 // as the image the shipped example tasks start FROM (debian:bookworm-slim) only when no such image is
 // already there, so a real one pulled from a registry is never replaced.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readSync, closeSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Docker from 'dockerode';
+import { buildRootfs } from '../../src-main/rollouts/runtimes/docker/base-image.js';
 
 export const BASE_IMAGE = 'debian:bookworm-slim';
 // All of libc6, libstdc++6 and libgcc-s1 are in the real bookworm-slim too (apt needs them); a mounted Node needs them.
@@ -51,7 +52,9 @@ function hostFiles(): string[] {
     try {
       list = execFileSync('dpkg', ['-L', pkg], { encoding: 'utf8' });
     } catch {
-      throw new Error(`the test base image needs the Debian package "${pkg}" on this machine (apt-get install ${pkg})`);
+      if (process.getuid?.() !== 0) throw new Error(`the test base image needs the Debian package "${pkg}" on this machine (apt-get install ${pkg})`);
+      execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', pkg], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+      list = execFileSync('dpkg', ['-L', pkg], { encoding: 'utf8' });
     }
     for (const line of list.split('\n')) if (line.startsWith('/')) add(line.trim());
   }
@@ -78,19 +81,14 @@ export async function ensureBaseImage(docker: Docker = new Docker()): Promise<st
   }
   const dir = mkdtempSync(join(tmpdir(), 'rollgate-rootfs-'));
   try {
-    const stage = join(dir, 'stage');
-    for (const d of ['usr/bin', 'usr/sbin', 'usr/lib', 'usr/lib64', 'etc', 'root', 'tmp', 'var/tmp', 'app']) mkdirSync(join(stage, d), { recursive: true });
-    for (const l of ['bin', 'sbin', 'lib', 'lib64']) symlinkSync(`usr/${l}`, join(stage, l));
-    chmodSync(join(stage, 'tmp'), 0o1777);
-    chmodSync(join(stage, 'var/tmp'), 0o1777);
-    writeFileSync(join(stage, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n');
-    writeFileSync(join(stage, 'etc/group'), 'root:x:0:\nnogroup:x:65534:\n');
-    if (existsSync('/usr/bin/mawk')) symlinkSync('mawk', join(stage, 'usr/bin/awk'));
+    const root = join(dir, 'rootfs');
+    mkdirSync(root);
+    buildRootfs(root, hostFiles());
+    for (const d of ['root', 'var/tmp', 'app']) mkdirSync(join(root, d), { recursive: true });
+    chmodSync(join(root, 'tmp'), 0o1777);
+    if (existsSync('/usr/bin/mawk')) symlinkSync('mawk', join(root, 'usr/bin/awk'));
     const tar = join(dir, 'rootfs.tar');
-    const list = join(dir, 'files.txt');
-    writeFileSync(list, hostFiles().map((f) => f.slice(1)).join('\n'));
-    execFileSync('tar', ['-cf', tar, '-C', stage, '.']);
-    execFileSync('tar', ['-rf', tar, '-C', '/', '--no-recursion', '-T', list]);
+    execFileSync('tar', ['-C', root, '--numeric-owner', '--owner=0', '--group=0', '-cf', tar, '.']);
     const [repo, tag] = BASE_IMAGE.split(':');
     await follow(docker, await docker.importImage(tar, {
       repo, tag,

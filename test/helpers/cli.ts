@@ -5,9 +5,9 @@ import { REPO_ROOT } from './paths.js';
 
 const TSX = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
 
-export function runCli(args: string[], timeoutMs = 150_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(args: string[], timeoutMs = 150_000, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(TSX, [join(REPO_ROOT, 'src-main/cli.ts'), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(TSX, [join(REPO_ROOT, 'src-main/cli.ts'), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => { stdout += d; });

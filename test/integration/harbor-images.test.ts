@@ -35,8 +35,8 @@ describe('ImageBuilder', () => {
     const phases: string[] = [];
     // Samples of one task ask at once: one build.
     const [a, b] = await Promise.all([
-      first.ensureBuilt(ctx, { onProgress: (p) => phases.push(p.phase) }),
-      first.ensureBuilt(ctx),
+      first.ensureBuilt(ctx, { network: 'none', onProgress: (p) => phases.push(p.phase) }),
+      first.ensureBuilt(ctx, { network: 'none' }),
     ]);
     expect(a).toEqual(b);
     expect(a.cached).toBe(false);
@@ -46,7 +46,7 @@ describe('ImageBuilder', () => {
     expect(phases).toContain('build');
 
     const second = new ImageBuilder(docker);
-    const again = await second.ensureBuilt(ctx);
+    const again = await second.ensureBuilt(ctx, { network: 'none' });
     expect(again).toMatchObject({ image: a.image, cached: true });
     expect(second.stats).toEqual({ built: 0, pulled: 0, cached: 1 });
   });
@@ -70,7 +70,7 @@ describe('ImageBuilder', () => {
     writeFileSync(join(ctx, 'Dockerfile'), 'FROM debian:bookworm-slim\nRUN echo building && exit 3\n');
     const builder = new ImageBuilder(docker);
     tags.push(await builder.tagFor(ctx));
-    const err = await builder.ensureBuilt(ctx).catch((e: Error) => e);
+    const err = await builder.ensureBuilt(ctx, { network: 'none' }).catch((e: Error) => e);
     expect(err).toBeInstanceOf(ImageError);
     expect((err as Error).message).toMatch(/docker build failed: .*returned a non-zero code: 3/);
     expect((err as ImageError).log).toMatch(/building/);

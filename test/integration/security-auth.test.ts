@@ -76,6 +76,9 @@ describe('binding and the control token', () => {
     expect(await send('/api/engines/pause', 'POST', { origin: 'https://evil.example' })).toBe(403);
     expect(await send('/api/engines/pause', 'POST', { 'sec-fetch-site': 'cross-site' })).toBe(403);
     expect(await send('/api/sessions', 'POST', { origin: 'null' })).toBe(403);
+    // The trainer-side rollout-gateway routes are control API too (the agent-side chat route is not).
+    expect(await send('/v1/rollouts/r1/register', 'POST', { origin: 'https://evil.example', 'content-type': 'application/json' })).toBe(403);
+    expect(await send('/v1/rollouts/r1/cancel', 'POST', { 'sec-fetch-site': 'cross-site' })).toBe(403);
     expect((await json(await fetch(`${app.url}/api/engines`))).body.pause.mode).toBeNull();
     // Another port on loopback is another site (issue 18.4): the full origin counts, port included.
     expect(await send('/api/engines/pause', 'POST', { origin: 'http://localhost:3000', 'content-type': 'application/json' })).toBe(403);
@@ -151,6 +154,24 @@ describe('binding and the control token', () => {
         if (res.status === 200) expect(res.headers.get('content-type'), `${path}: ${text.slice(0, 200)}`).toMatch(/^text\/html/);
         expect(text).not.toMatch(/"sessions"\s*:\s*\[/);
       }
+    });
+
+    it('rollout gateway: register, trajectory, cancel and unregister need the token; the agent\'s chat route does not', async () => {
+      const id = 'rollout_sec01';
+      const register = (auth?: string) => ctl(`/v1/rollouts/${id}/register`, { method: 'POST', body: JSON.stringify({ model: MODEL }) }, auth);
+      expect((await json(await register())).status).toBe(401);
+      expect((await json(await register(`Bearer ${id}`))).status).toBe(401);
+      expect((await json(await register(`Bearer ${token}`))).status).toBe(200);
+      const chat = await fetch(`${app.url}/v1/rollouts/${id}/chat/completions`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }),
+      });
+      expect(chat.status).toBe(200);
+      for (const [suffix, method] of [['trajectory', 'GET'], ['cancel', 'POST'], ['unregister', 'POST']] as const) {
+        expect((await fetch(`${app.url}/v1/rollouts/${id}/${suffix}`, { method })).status, suffix).toBe(401);
+      }
+      const traj = await json(await ctl(`/v1/rollouts/${id}/trajectory`, {}, `Bearer ${token}`));
+      expect(traj.body).toMatchObject({ rollout_id: id, status: 'active', num_turns: 1 });
+      expect((await ctl(`/v1/rollouts/${id}/unregister`, { method: 'POST', body: '{}' }, `Bearer ${token}`)).status).toBe(200);
     });
 
     it('a session key is not a control token, and agent routes still take session keys', async () => {
@@ -253,7 +274,8 @@ describe('isolation between sessions', () => {
       const res = await fetch(`${app.url}${path}`);
       const body = await res.json();
       expect([404, 405], `${path} → ${res.status}`).toContain(res.status);
-      expect(Object.keys(body)).toEqual(['error']);
+      // an error body in the dialect of the path (Anthropic's carries `type: "error"` beside it), nothing else
+      expect(Object.keys(body).filter((k) => k !== 'type')).toEqual(['error']);
       expect(JSON.stringify(body)).not.toContain(secretOfB);
     }
   });

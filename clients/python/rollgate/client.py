@@ -190,25 +190,29 @@ class Client:
         return self.request("POST", "/api/policy-version", {"version": version})["policyVersion"]
 
     # --- training data ----------------------------------------------------------------------------
-    def iter_traces(self, *, batch: str | None = None, session: str | None = None, engine: str | None = None,
-                    builder: str = "prefix-merge", min_reward: float | None = None, max_reward: float | None = None,
-                    messages: bool = False, timeout: float | None = None) -> Iterator[TraceRow]:
-        """Streams export rows one at a time (constant memory on both sides)."""
-        query = _query({"batch": batch, "session": session, "engine": engine, "builder": builder, "format": "train",
+    def _export_lines(self, fmt: str, *, batch: str | None, session: str | None, engine: str | None, builder: str,
+                      min_reward: float | None, max_reward: float | None, messages: bool, timeout: float | None) -> Iterator[dict[str, Any]]:
+        query = _query({"batch": batch, "session": session, "engine": engine, "builder": builder, "format": fmt,
                         "minReward": min_reward, "maxReward": max_reward, "messages": "1" if messages else None})
         with self._open("GET", f"/api/export{query}", timeout=timeout) as res:
             for line in res:
                 if line.strip():
-                    yield from_json(TraceRow, json.loads(line))
-
-    def iter_sft(self, *, batch: str | None = None, builder: str = "prefix-merge", **filters: Any) -> Iterator[dict[str, Any]]:
-        """Streams the SFT (messages) export rows as dicts."""
-        query = _query({"batch": batch, "builder": builder, "format": "sft",
-                        **{("minReward" if k == "min_reward" else "maxReward" if k == "max_reward" else k): v for k, v in filters.items()}})
-        with self._open("GET", f"/api/export{query}") as res:
-            for line in res:
-                if line.strip():
                     yield json.loads(line)
+
+    def iter_traces(self, *, batch: str | None = None, session: str | None = None, engine: str | None = None,
+                    builder: str = "prefix-merge", min_reward: float | None = None, max_reward: float | None = None,
+                    messages: bool = False, timeout: float | None = None) -> Iterator[TraceRow]:
+        """Streams training export rows one at a time (constant memory on both sides)."""
+        for row in self._export_lines("train", batch=batch, session=session, engine=engine, builder=builder,
+                                      min_reward=min_reward, max_reward=max_reward, messages=messages, timeout=timeout):
+            yield from_json(TraceRow, row)
+
+    def iter_sft(self, *, batch: str | None = None, session: str | None = None, engine: str | None = None,
+                 builder: str = "prefix-merge", min_reward: float | None = None, max_reward: float | None = None,
+                 timeout: float | None = None) -> Iterator[dict[str, Any]]:
+        """Streams the SFT (messages) export rows as dicts."""
+        yield from self._export_lines("sft", batch=batch, session=session, engine=engine, builder=builder,
+                                      min_reward=min_reward, max_reward=max_reward, messages=False, timeout=timeout)
 
     def rescore(self, *, engine: str, batch: str | None = None, session: str | None = None, builder: str = "prefix-merge",
                 concurrency: int = 4, include_logprobs: bool = False, timeout_ms: int | None = None) -> dict[str, Any]:

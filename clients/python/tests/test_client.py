@@ -77,6 +77,10 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(self.client.session(s.id).metadata, {"from": "python"})
         [row] = list(self.client.iter_traces(session=s.id))
         self.assertEqual((row.session_id, row.reward, row.response_ids), (s.id, 0.5, c.output_ids))
+        [sft] = list(self.client.iter_sft(session=s.id))
+        self.assertEqual(sft["messages"][0], {"role": "user", "content": "What is 2 + 2?"})
+        self.assertEqual(sft["messages"][-1]["content"], answer["choices"][0]["message"]["content"])
+        self.assertEqual(sft["reward"], 0.5)
 
     def test_errors_carry_the_servers_message(self) -> None:
         with self.assertRaises(rollgate.NotFoundError) as e:

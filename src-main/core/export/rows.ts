@@ -36,6 +36,9 @@ export interface TrainRow extends Partial<TraceFacts> {
   loss_mask: number[];
   response_logprobs: number[];
   reward: number | null;
+  /** Custody (DESIGN §9): a masked trace includes or depends on an incomplete call; kept only on request. */
+  masked: boolean;
+  mask_reason: string | null;
   messages?: ChatMessage[];
   metadata: Record<string, unknown>;
 }
@@ -84,6 +87,8 @@ export function toTrainRow(trace: Trace, ctx: TraceContext = {}): TrainRow {
     loss_mask: trace.lossMask,
     response_logprobs: trace.responseLogprobs,
     reward: trace.reward,
+    masked: trace.masked === true,
+    mask_reason: trace.maskReason ?? null,
     ...ctx.facts,
     metadata: traceMetadata(trace, ctx),
   };

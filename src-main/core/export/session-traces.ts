@@ -6,7 +6,7 @@ import type { DialectCodec } from '../dialects/codec.js';
 import { geminiCodec } from '../dialects/gemini.js';
 import { openAIChatCodec } from '../dialects/openai-chat.js';
 import { responsesCodec } from '../dialects/responses.js';
-import { buildTraces } from '../trajectory/index.js';
+import { applyCustody, buildTraces } from '../trajectory/index.js';
 import type { BuildOptions, BuildResult, BuilderName, Trace } from '../trajectory/types.js';
 import type { CompletionRecord, ChatMessage, Dialect, FunctionTool, SessionRecord } from '../types.js';
 import { traceFacts } from './row-facts.js';
@@ -112,6 +112,7 @@ export function buildSessionTraces(
   builder: BuilderName, session: SessionInfo | null, records: readonly CompletionRecord[], opts: SessionBuildOptions = {},
 ): SessionTracesResult {
   const result = buildTraces(builder, records, { retries: opts.retries, onPolicyChange: opts.onPolicyChange, tokenText: opts.tokenText });
+  applyCustody(result.traces, records);
   const engineOf = new Map<string, string>();
   for (const r of records) engineOf.set(r.id, r.engineId);
   const perTrace = session ? traceRewardsOf(session) : null;

@@ -387,7 +387,7 @@ function buildSession(
     }
   }
   for (const f of failed) {
-    const reason = f.c.status === 'aborted' ? 'aborted' : 'error';
+    const reason = f.c.status === 'aborted' ? 'aborted' : f.c.status === 'incomplete' ? 'incomplete' : 'error';
     if (f.parent < 0) {
       unplaced.push({ completionId: f.c.id, reason });
       continue;

@@ -1,13 +1,13 @@
 // Training traces (DESIGN §6). Pure data. Token arrays are plain number arrays everywhere in a Trace
 // (they go straight to JSON in the API and the JSONL export).
-import type { CompletionRecord } from '../types.js';
+import type { CompletionRecord, IncompleteReason } from '../types.js';
 
 /** The fields of a completion record the builders read. Any CompletionRecord fits. */
 export type TrajectoryInput = Pick<
   CompletionRecord,
   'id' | 'sessionId' | 'seq' | 'promptIds' | 'outputIds' | 'outputLogprobs' | 'status' | 'policyVersion' | 'retryOf' | 'createdAt'
 > &
-  Partial<Pick<CompletionRecord, 'finishReason'>>;
+  Partial<Pick<CompletionRecord, 'finishReason' | 'incompleteReason'>>;
 
 export type BuilderName = 'per-request' | 'prefix-merge';
 
@@ -17,6 +17,7 @@ export type BreakReason =
   | 'compaction' // the next prompt is a shortened history (summary, pruned tool results)
   | 'aborted' // the chain's last attempt was aborted, nothing continued it
   | 'error' // the chain's last attempt failed, nothing continued it
+  | 'incomplete' // the chain's last attempt was captured incompletely (custody), nothing continued it
   | 'policy-changed' // split on a policy version change (option onPolicyChange: 'split')
   | 'proof-failed'; // a turn's prompt did not equal the concatenation built so far
 
@@ -88,7 +89,7 @@ export interface TraceProof {
 /** A completion that belongs with this trace but contributed no tokens. */
 export interface SkippedCompletion {
   completionId: string;
-  reason: 'aborted' | 'error' | 'retried';
+  reason: 'aborted' | 'error' | 'incomplete' | 'retried';
   /** For 'retried': the completion that replaced it. */
   replacedBy?: string;
 }
@@ -115,7 +116,18 @@ export interface Trace {
   skipped: SkippedCompletion[];
   /** Chat-mode re-renders the trace merged across (empty when every prompt extends the trace exactly). */
   rerendered: RerenderedSpan[];
+  /**
+   * Custody (DESIGN §9; set by applyCustody, absent straight out of a builder): true when the trace
+   * includes or depends on an incomplete call, or no reward could be attributed to it. Masked traces are
+   * left out of training exports by default.
+   */
+  masked?: boolean;
+  maskReason?: MaskReason | null;
+  /** The incomplete call that masked the trace (null for 'unattributed'). */
+  maskedBy?: string | null;
 }
+
+export type MaskReason = IncompleteReason | 'unattributed';
 
 export interface BuildOptions {
   /** A number or null is broadcast to every trace; a function gives per-trace rewards. */
@@ -139,7 +151,7 @@ export interface BuildOptions {
 /** A non-ok completion that extends no ok completion (so it has no trace to be listed in). */
 export interface UnplacedCompletion {
   completionId: string;
-  reason: 'aborted' | 'error';
+  reason: 'aborted' | 'error' | 'incomplete';
 }
 
 export interface BuildResult {

@@ -36,6 +36,8 @@ export interface SimEngineOptions {
   failureRate?: number;
   midStreamDropRate?: number;
   midStreamErrorRate?: number;
+  missingIdsRate?: number;
+  shortLogprobsRate?: number;
   /** vLLM only: which reasoning key(s) responses carry (v0.11.0 / v0.11.1–0.16 / newest). Default 'both'. */
   reasoningField?: ReasoningField;
   /** SGLang only: the weight_version it reports. Default 'default'. */
@@ -71,6 +73,8 @@ export async function startSimEngine(opts: SimEngineOptions): Promise<SimEngine>
     failureRate: opts.failureRate ?? 0,
     midStreamDropRate: opts.midStreamDropRate ?? 0,
     midStreamErrorRate: opts.midStreamErrorRate ?? 0,
+    missingIdsRate: opts.missingIdsRate ?? 0,
+    shortLogprobsRate: opts.shortLogprobsRate ?? 0,
     skill: opts.skill ?? 0.8,
     nonCanonicalRate: opts.nonCanonicalRate ?? 0,
   };

@@ -69,15 +69,17 @@ function trailingToolResults(turns: PromptTurn[]): string[] | null {
 
 /**
  * Unwraps agent framing of a tool result: an "Output:" section (Codex puts it last on its own lines,
- * Qwen Code inline between "Directory:" and "Error:"), JSON envelopes.
+ * Qwen Code inline between "Directory:" and "Error:"), JSON envelopes and lists of them.
  */
 function toolOutputText(raw: string): string {
   let t = raw;
   const out = /(?:^|\n)Output:[ \t]*\n?([\s\S]*?)(?=\n[A-Z][A-Za-z ]{1,30}:(?: |\n|$)|$)/.exec(t);
   if (out) t = out[1];
   try {
-    const v = JSON.parse(t) as unknown;
-    if (v && typeof v === 'object') {
+    const parsed = JSON.parse(t) as unknown;
+    // A list of per-command results (Cline's run_commands: [{query, result, success}]): the last one counts.
+    const v = Array.isArray(parsed) && parsed.length ? parsed[parsed.length - 1] : parsed;
+    if (v && typeof v === 'object' && !Array.isArray(v)) {
       const o = v as Record<string, unknown>;
       for (const k of ['output', 'stdout', 'result', 'content', 'llmContent', 'text']) {
         if (typeof o[k] === 'string') return o[k] as string;

@@ -134,6 +134,7 @@ function chatResponse(ctx: SimContext, opts: VllmOptions, p: Prepared, samples: 
   const asIds = b.return_tokens_as_token_ids === true;
   const P = p.promptIds.length;
   let completion = 0;
+  const fault = ctx.state.rollCaptureFault();
   const choices = samples.map((s, index) => {
     completion += s.ids.length;
     const parser = chatParser(ctx, p);
@@ -155,7 +156,7 @@ function chatResponse(ctx: SimContext, opts: VllmOptions, p: Prepared, samples: 
         tool_calls: toolCalls, ...reasoningKeys(opts.reasoningField, reasoning || null),
       },
       logprobs: b.logprobs === true
-        ? { content: s.ids.map((id, i) => chatLogprobEntry(lp, all[P + i - 1], P + i, id, topK, asIds)) }
+        ? { content: s.ids.map((id, i) => chatLogprobEntry(lp, all[P + i - 1], P + i, id, topK, asIds)).slice(0, fault === 'short-logprobs' ? -1 : undefined) }
         : null,
       finish_reason: finish,
       stop_reason: aborted ? null : stopReason(s, ctx.tok.eosTokenId),
@@ -169,7 +170,7 @@ function chatResponse(ctx: SimContext, opts: VllmOptions, p: Prepared, samples: 
     id: `chatcmpl-${hex()}`, object: 'chat.completion', created: nowSec(), model: ctx.model, choices,
     service_tier: null, system_fingerprint: null,
     usage: { prompt_tokens: P, total_tokens: P + completion, completion_tokens: completion, prompt_tokens_details: null },
-    prompt_logprobs: pl, prompt_token_ids: wantIds ? p.promptIds : null, kv_transfer_params: null,
+    prompt_logprobs: pl, prompt_token_ids: wantIds && fault !== 'missing-ids' ? p.promptIds : null, kv_transfer_params: null,
   };
 }
 
@@ -204,8 +205,9 @@ async function streamChat(ctx: SimContext, opts: VllmOptions, req: FastifyReques
     const withUsage = (o: Record<string, unknown>) => (continuous ? { ...o, usage: usage(sentTokens) } : o);
     const longest = Math.max(0, ...per.map((x) => x.steps.length));
     const breakAt = ctx.state.rollMidStream(longest);
+    const fault = ctx.state.rollCaptureFault();
     for (let index = 0; index < per.length; index++) {
-      sse.data(withUsage({ ...head, choices: [{ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }], prompt_token_ids: wantIds ? p.promptIds : null }));
+      sse.data(withUsage({ ...head, choices: [{ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }], prompt_token_ids: wantIds && fault !== 'missing-ids' ? p.promptIds : null }));
     }
     let aborted = false;
     for (let step = 0; step < Math.max(1, longest); step++) {
@@ -233,7 +235,8 @@ async function streamChat(ctx: SimContext, opts: VllmOptions, req: FastifyReques
         if (!isLast && Object.keys(delta).length === 0 && !wantIds && !wantLp) continue;
         const choice: Record<string, unknown> = {
           index, delta,
-          logprobs: wantLp ? { content: ids.map((t) => chatLogprobEntry(lp, t === 0 ? p.promptIds[P - 1] : x.s.ids[t - 1], P + t, x.s.ids[t], topK, asIds)) } : null,
+          logprobs: wantLp ? { content: ids.map((t) => chatLogprobEntry(lp, t === 0 ? p.promptIds[P - 1] : x.s.ids[t - 1], P + t, x.s.ids[t], topK, asIds))
+            .slice(0, isLast && fault === 'short-logprobs' ? -1 : undefined) } : null,
           finish_reason: isLast ? (x.sawTool && x.s.finish === 'stop' ? 'tool_calls' : x.s.finish) : null,
         };
         if (isLast) choice.stop_reason = stopReason(x.s, eos);

@@ -65,6 +65,7 @@ export function loadHarborTask(dir: string): Task {
       // A Dockerfile wins over docker_image, as in Harbor's docker environment.
       ...(hasDockerfile ? { buildContext: envDir } : s?.dockerImage ? { image: s.dockerImage } : {}),
       ...(s?.buildTimeoutMs ? { buildTimeoutMs: s.buildTimeoutMs } : {}),
+      ...(s && !s.allowInternet ? { buildNetwork: 'none' as const } : {}),
       ...(s?.cpus ? { cpus: s.cpus } : {}),
       ...(s?.memoryMb ? { memoryMb: s.memoryMb } : {}),
     },

@@ -33,6 +33,8 @@ export interface ImageOptions {
   signal?: AbortSignal;
   /** Build time limit (Harbor `build_timeout_sec`). Default 10 minutes. */
   timeoutMs?: number;
+  /** `none`: RUN steps get no network (a task that declares no internet needs none to build either). */
+  network?: 'none' | 'default';
   onProgress?: (p: ImageProgress) => void;
 }
 
@@ -119,6 +121,7 @@ export class ImageBuilder {
       try {
         stream = await this.docker.buildImage({ context: contextDir, src: listFiles(contextDir) }, {
           t: tag, forcerm: true, labels: { 'io.rollgate.context': contextDir }, abortSignal: signal,
+          ...(opts.network === 'none' ? { networkmode: 'none' } : {}),
         });
       } catch (e) {
         throw new ImageError(`docker build could not start: ${(e as Error).message}`);

@@ -32,7 +32,10 @@ export class TaskImages {
   }
 
   private async resolve(taskId: string, c: ContainerSpec): Promise<TaskImage> {
-    const opts = { signal: this.signal, onProgress: (p: ImageProgress) => this.onProgress(taskId, p), ...(c.buildTimeoutMs ? { timeoutMs: c.buildTimeoutMs } : {}) };
+    const opts = {
+      signal: this.signal, onProgress: (p: ImageProgress) => this.onProgress(taskId, p),
+      ...(c.buildTimeoutMs ? { timeoutMs: c.buildTimeoutMs } : {}), ...(c.buildNetwork ? { network: c.buildNetwork } : {}),
+    };
     const r = c.buildContext ? await this.builder.ensureBuilt(c.buildContext, opts)
       : c.image ? await this.builder.ensurePresent(c.image, opts)
       : null;

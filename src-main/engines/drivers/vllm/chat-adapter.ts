@@ -5,7 +5,7 @@ import { isContextLengthError } from '../../context-room.js';
 import { engineErrorFrom, engineRequest, probeHealth, sseData } from '../../http.js';
 import { servedMessage, samplingFields } from '../../served-messages.js';
 import { matchedStopString } from '../../stop-sequence.js';
-import { EngineError, type DeveloperRole, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineResult, type EngineRun } from '../../types.js';
+import { CaptureError, EngineError, type DeveloperRole, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineResult, type EngineRun } from '../../types.js';
 import { TokenAccumulator } from '../../token-accumulator.js';
 
 interface VllmToolCallDelta { index: number; id?: string; function?: { name?: string; arguments?: string } }
@@ -85,7 +85,7 @@ export class VllmChatAdapter implements EngineAdapter {
       for (const delta of deltasOf(choice.delta)) { collected.add(delta); yield delta; }
     }
 
-    if (!promptIds) throw new EngineError('vLLM returned no prompt_token_ids: the server must be vLLM >= 0.10.2 (return_token_ids)', 502, true);
+    if (!promptIds) throw new CaptureError('vLLM returned no prompt_token_ids: the server must be vLLM >= 0.10.2 (return_token_ids)', 'missing-ids');
     const capture = acc.finish();
     return {
       promptIds: Int32Array.from(promptIds),

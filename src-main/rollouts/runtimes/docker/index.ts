@@ -32,6 +32,24 @@ export async function dockerAvailable(): Promise<{ ok: true } | { ok: false; rea
   }
 }
 
+/**
+ * Removes the containers of runs a previous Rollgate process left behind (a crash or kill -9 leaves
+ * containers running: nothing ties them to the dead process). Containers are matched by their
+ * `rollgate.run` label against the runs recorded as running; resolves to how many were removed.
+ */
+export async function removeRunContainers(runIds: string[]): Promise<number> {
+  if (!runIds.length) return 0;
+  const wanted = new Set(runIds);
+  const docker = dockerClient();
+  const listed = await Promise.race([
+    docker.listContainers({ all: true, filters: { label: ['rollgate.run'] } }),
+    new Promise<never>((_r, reject) => setTimeout(() => reject(new Error('Docker did not answer')), 5000)),
+  ]);
+  const ours = listed.filter((c) => wanted.has(c.Labels['rollgate.run']));
+  await Promise.all(ours.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined)));
+  return ours.length;
+}
+
 export const dockerRuntime: Runtime = {
   name: 'docker',
   available: dockerAvailable,
@@ -42,7 +60,7 @@ export const dockerRuntime: Runtime = {
     const { host, paths } = layout;
     const limits = { ...DEFAULT_LIMITS, ...spec.limits };
     const mapped = toolMounts(spec.tools);
-    const tools = mapped.mounts.map((m) => `${m.host}:${m.sandbox}:ro`);
+    const tools = [...mapped.mounts, ...(spec.toolsAtHostPath ?? []).map((p) => ({ host: p, sandbox: p }))].map((m) => `${m.host}:${m.sandbox}:ro`);
     const labels = { 'rollgate.run': spec.id };
     // The agent writes only to its mounts, unless its work folder lives in the image (Harbor environments).
     const readonlyRootfs = !spec.workFromImage;
