@@ -20,7 +20,7 @@ import type { EngineConfig } from './engines/types.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './core/dialects/validate.js';
 import { logServerError, sendDialectError } from './gateway/errors.js';
 import { ROLLOUT_CONTROL_ROUTES } from './gateway/rollout-gateway.js';
-import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
+import { gatewayErrorCodec, registerGateway, sendGatewayNotFound } from './gateway/routes.js';
 import { serveRunSocket } from './gateway/run-socket.js';
 import { SessionTurnCache } from './gateway/session-cache.js';
 import { guardLoopback, LOOPBACK_HOSTS, requireJsonControlCalls } from './loopback-host.js';
@@ -271,13 +271,15 @@ async function requireControlToken(server: FastifyInstance, token: string): Prom
 
 async function registerUi(server: FastifyInstance, uiDir: string): Promise<void> {
   const csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'";
-  if (!existsSync(join(uiDir, 'index.html'))) {
+  const built = existsSync(join(uiDir, 'index.html'));
+  if (built) {
+    await server.register(fastifyStatic, { root: uiDir, prefix: '/', wildcard: true, setHeaders: (res) => { res.header('content-security-policy', csp); } });
+  } else {
     server.get('/', async (_req, reply) => reply.type('text/plain').send(`Rollgate is running, but the UI is not built. Run: npm run build:renderer\n`));
-    return;
   }
-  await server.register(fastifyStatic, { root: uiDir, prefix: '/', wildcard: true, setHeaders: (res) => { res.header('content-security-policy', csp); } });
   server.setNotFoundHandler((req, reply) => {
-    if (req.method === 'GET' && !req.url.startsWith('/api/') && !req.url.startsWith('/s/') && !req.url.startsWith('/v1')) {
+    if (sendGatewayNotFound(req, reply)) return;
+    if (built && req.method === 'GET' && !req.url.startsWith('/api/')) {
       return reply.header('content-security-policy', csp).sendFile('index.html');
     }
     reply.code(404).send({ error: { message: `no route ${req.method} ${req.url.split('?')[0]}`, type: 'not_found_error' } });

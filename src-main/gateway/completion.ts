@@ -8,7 +8,7 @@ import { DialectError } from '../core/dialects/codec.js';
 import { redactSecrets } from '../core/redact.js';
 import { canonicalResponse } from '../core/response.js';
 import { captureProblem } from '../core/capture-check.js';
-import type { CanonicalRequest, CompletionRecord, CompletionStatus, Dialect, IncompleteReason, SessionRecord } from '../core/types.js';
+import type { CanonicalRequest, CanonicalResponse, CompletionRecord, CompletionStatus, Dialect, IncompleteReason, SessionRecord } from '../core/types.js';
 import { EngineAbortedError, EnginePausedError } from '../engines/pool.js';
 import { usageWithReasoning } from '../engines/reasoning-tokens.js';
 import { tokenizerSpecOf } from '../engines/token-format.js';
@@ -105,12 +105,13 @@ export async function handleCompletion(
     }), { bodyHash });
     deps.turns.remember(session.id, { request: canonical, capture: result });
     deps.events.emit({ type: 'completion', sessionId: session.id, id: state.id, status: 'ok' });
+    const answer = canonical.logprobs ? withSampledLogprobs(response, result) : response;
     if (canonical.stream) {
       encoder ??= openStream(reply, codec, context, state, canonical);
-      write(reply, encoder.finish(response));
+      write(reply, encoder.finish(answer));
       endStream(reply);
     } else {
-      reply.code(200).send(codec.encodeResponse(response, context));
+      reply.code(200).send(codec.encodeResponse(answer, context));
     }
   } catch (err) {
     const clientGone = abort.signal.aborted;
@@ -245,4 +246,11 @@ function write(reply: FastifyReply, frames: string[]): void {
     process.nextTick(() => raw.uncork());
   }
   raw.write(frames.join(''));
+}
+
+/** The answer with the recorded logprobs of its sampled ids (tokens named as vLLM does with ids: `token_id:N`). */
+function withSampledLogprobs(response: CanonicalResponse, capture: Pick<EngineResult, 'outputIds' | 'outputLogprobs'>): CanonicalResponse {
+  const logprobs: Array<{ token: string; logprob: number }> = [];
+  for (let i = 0; i < capture.outputIds.length; i++) logprobs.push({ token: `token_id:${capture.outputIds[i]}`, logprob: capture.outputLogprobs[i] });
+  return { ...response, logprobs };
 }
