@@ -14,6 +14,7 @@ import { closeEnginePools, DEFAULT_ENGINE_TIMEOUTS, type EngineTimeouts } from '
 import { EnginePool } from './engines/pool.js';
 import { getFamily } from './core/families/index.js';
 import { SIM_MODELS, startSimEngine } from './engines/sim/index.js';
+import { closePromptPool } from './engines/prompt-pool.js';
 import { checkTokenFormat } from './engines/token-format.js';
 import { parseEngineConfig } from './engines/topology.js';
 import type { EngineConfig } from './engines/types.js';
@@ -128,6 +129,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     // Every engine, also those added later through the API, gets the same timeouts.
     const pool = new EnginePool(engines, { ...DEFAULT_ENGINE_TIMEOUTS, ...config.engineTimeouts });
     closers.push(() => closeEnginePools());
+    closers.push(() => closePromptPool());
     pool.policyVersion = store.settings.get<number>(POLICY_VERSION_SETTING) ?? 0;
     pool.startHealthChecks(config.healthIntervalMs ?? 5000);
     closers.push(async () => pool.stopHealthChecks());
