@@ -10,6 +10,8 @@ interface Report {
   capture?: Record<string, any>;
   memory?: Record<string, any>;
   builder?: Record<string, any>;
+  storage?: Record<string, any>;
+  sandbox?: Record<string, any>;
   export?: Record<string, any>;
 }
 
@@ -63,6 +65,13 @@ export function targets(r: Report): TargetCheck[] {
     out.push({ target: '≥ 2,000 recorded completions/s', value: `${f(best.recordedPerSec, 0)}/s (${best.engine} engine, ${best.dialect} ${best.stream ? 'stream' : 'json'})`, pass: (best.recordedPerSec ?? 0) >= 2000 });
   }
   if (r.builder) out.push({ target: 'builder cheaper than reading the ids', value: `${f(r.builder.buildMs, 0)} vs ${f(r.builder.readIdsMs, 0)} ms`, pass: r.builder.buildMs < r.builder.readIdsMs });
+  if (r.storage) {
+    const st = r.storage;
+    out.push({ target: 'long session stored ≤ 1.5× its unique content', value: `${f(st.delta.overUnique, 2)}× (schema 5: ${f(st.schema5.overUnique, 1)}×)`, pass: st.delta.overUnique <= 1.5 });
+    out.push({ target: 'delta writes not slower than schema 5', value: `${f(st.delta.tokensPerSec / 1e6, 1)} vs ${f(st.schema5.tokensPerSec / 1e6, 1)} M tokens/s`, pass: st.throughputRatio >= 1 });
+  }
+  if (r.sandbox?.bwrap?.added) out.push({ target: 'bwrap start p50 ≤ 15 ms added', value: `+${f(r.sandbox.bwrap.added.p50, 1)} ms (${f(r.sandbox.bwrap.p50, 1)} vs bare ${f(r.sandbox.bare.p50, 1)})`, pass: r.sandbox.bwrap.added.p50 <= 15 });
+  if (r.sandbox?.docker?.p50 !== undefined) out.push({ target: 'docker start p50 ≤ 400 ms', value: `${f(r.sandbox.docker.p50, 0)} ms`, pass: r.sandbox.docker.p50 <= 400 });
   if (r.export) {
     const pts = (r.export.rssAt as Array<{ fraction: number; rssMB: number | null }>).filter((p) => p.rssMB !== null);
     const q = pts.find((p) => p.fraction === 0.25)?.rssMB ?? null;
@@ -138,6 +147,24 @@ export function printReport(r: Report): void {
     const mm = r.memory;
     p('\n== Memory ==');
     p(`Rollgate RSS: idle ${f(mm.idleRssMB, 0)} MB, peak ${f(mm.peakRssMB, 0)} MB with ${mm.sessions} concurrent streaming sessions (engine saw up to ${mm.peakEngineRunning} running); ${f(mm.perSessionKB, 0)} kB per session; ${mm.ok} ok, ${mm.errors} errors`);
+  }
+
+  if (r.storage) {
+    const st = r.storage;
+    p('\n== Long-session storage ==');
+    p(`${st.turns} turns to ${st.finalContextTokens} tokens; unique content ${f(st.uniqueBytes / 1e6, 2)} MB (ids × 4 + unique text)`);
+    p(`delta storage: ${f(st.delta.bytesPerSession / 1e6, 2)} MB per session (${f(st.delta.overUnique, 2)}×), ${f(st.delta.tokensPerSec / 1e6, 1)} M tokens/s, ${f(st.delta.completionsPerSec, 0)} completions/s`);
+    p(`schema 5 (full copies): ${f(st.schema5.bytesPerSession / 1e6, 2)} MB per session (${f(st.schema5.overUnique, 1)}×), ${f(st.schema5.tokensPerSec / 1e6, 1)} M tokens/s, ${f(st.schema5.completionsPerSec, 0)} completions/s`);
+  }
+
+  if (r.sandbox) {
+    const sb = r.sandbox;
+    p(`\n== Sandbox start (${sb.starts} starts each, /bin/true to its exit) ==`);
+    for (const k of ['bare', 'bwrap', 'bwrap+forwarder', 'docker', 'docker+forwarder']) {
+      const v = sb[k];
+      if (!v) continue;
+      p(v.skipped ? `${padR(k, 17)} skipped: ${v.skipped}` : `${padR(k, 17)} p50 ${pad(f(v.p50, 1), 7)} ms  p99 ${pad(f(v.p99, 1), 7)} ms${v.added ? `  (+${f(v.added.p50, 1)} ms p50 over bare)` : ''}`);
+    }
   }
 
   if (r.builder) {

@@ -18,7 +18,7 @@ import { printReport } from './report.js';
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
 const CPU_PROF = argv.includes('--cpu-prof');
-/** `--only overhead,throughput,memory,builder,export`: run some phases (the others are skipped). */
+/** `--only overhead,throughput,memory,builder,storage,sandbox,export`: run some phases (the others are skipped). */
 const ONLY = (() => { const i = argv.indexOf('--only'); return i >= 0 ? new Set((argv[i + 1] ?? '').split(',')) : null; })();
 const phase = (name: string) => !ONLY || ONLY.has(name);
 const MODEL = 'Qwen/Qwen3-8B';
@@ -285,6 +285,23 @@ async function main(): Promise<void> {
       rmSync(join(tmp, 'builder'), { recursive: true, force: true });
       report.builder = builder;
       log(`builder: build ${builder.buildMs.toFixed(0)} ms vs read ids ${builder.readIdsMs.toFixed(0)} ms`);
+    }
+
+    // ---- (5b) long-session storage: bytes per session vs unique content, write throughput vs schema 5 ----
+    if (phase('storage')) {
+      log('storage: 50-turn sessions growing to ~100k tokens, delta storage vs full copies (schema 5)');
+      const storage = JSON.parse((await runNode('bench/store-bench.ts', ['storage', JSON.stringify({ dataDir: join(tmp, 'storage'), repeats: QUICK ? 1 : 3, sessions: QUICK ? 2 : 4 })], { timeoutMs: 300_000 })).stdout);
+      rmSync(join(tmp, 'storage'), { recursive: true, force: true });
+      report.storage = storage;
+      log(`storage: ${storage.delta.overUnique.toFixed(2)}× unique content (schema 5: ${storage.schema5.overUnique.toFixed(1)}×), writes ${storage.throughputRatio.toFixed(2)}× schema 5's speed`);
+    }
+
+    // ---- (5c) sandbox start latency per runtime vs a bare spawn (issue 11) ----
+    if (phase('sandbox')) {
+      log('sandbox: 50 starts per runtime (bare spawn, bwrap, docker; with and without the forwarder)');
+      const sandbox = JSON.parse((await runNode('bench/sandbox-bench.ts', ['--starts', QUICK ? '10' : '50'], { timeoutMs: 600_000 })).stdout);
+      report.sandbox = sandbox;
+      log(`sandbox: bare p50 ${ms(sandbox.bare.p50)}; bwrap p50 ${ms(sandbox.bwrap?.p50)}; docker p50 ${ms(sandbox.docker?.p50)}`);
     }
 
     // ---- (6) export: MB/s and RSS as the output grows ----

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { buildTraces, type TrajectoryInput } from '../src-main/core/trajectory/index.js';
 import type { CompletionRecord, NewSession } from '../src-main/core/types.js';
-import { blobToFloat32, blobToInt32, openStore, type Store } from '../src-main/store/index.js';
+import { blobToFloat32, blobToInt32, openStore, promptIdsOf, type Store } from '../src-main/store/index.js';
+import { storageBench } from './storage-bench.js';
 
 const EOS = 151645;
 const VOCAB = 151_000;
@@ -75,12 +76,21 @@ export async function builderBench(spec: { dataDir: string; completions: number;
   const finalContext = store.completions.listBySession(sid).at(-1)!.promptIds.length;
 
   const reader = new Database(store.path, { readonly: true });
-  const stmt = reader.prepare(`SELECT id, session_id, seq, status, policy_version, retry_of, created_at, finish_reason, prompt_ids, output_ids, output_logprobs
-    FROM completions WHERE session_id = ? ORDER BY seq`);
-  const readIds = (): TrajectoryInput[] => (stmt.all(sid) as Array<Record<string, any>>).map((r) => ({
-    id: r.id, sessionId: r.session_id, seq: r.seq, status: r.status, policyVersion: r.policy_version, retryOf: r.retry_of,
-    createdAt: r.created_at, finishReason: r.finish_reason, promptIds: blobToInt32(r.prompt_ids), outputIds: blobToInt32(r.output_ids), outputLogprobs: blobToFloat32(r.output_logprobs),
-  }));
+  const stmt = reader.prepare(`SELECT id, session_id, seq, status, policy_version, retry_of, created_at, finish_reason, parent_id, prompt_base, n_prompt,
+    prompt_ids, output_ids, output_logprobs FROM completions WHERE session_id = ? ORDER BY seq`);
+  // Delta storage: a prompt is its parent's tip up to prompt_base, then the stored suffix (rows come parents first).
+  const readIds = (): TrajectoryInput[] => {
+    const seen = new Map<string, TrajectoryInput>();
+    return (stmt.all(sid) as Array<Record<string, any>>).map((r) => {
+      const rec: TrajectoryInput = {
+        id: r.id, sessionId: r.session_id, seq: r.seq, status: r.status, policyVersion: r.policy_version, retryOf: r.retry_of,
+        createdAt: r.created_at, finishReason: r.finish_reason, promptIds: promptIdsOf(r as Parameters<typeof promptIdsOf>[0], () => seen.get(r.parent_id)!),
+        outputIds: blobToInt32(r.output_ids), outputLogprobs: blobToFloat32(r.output_logprobs),
+      };
+      seen.set(rec.id, rec);
+      return rec;
+    });
+  };
   const repeats = spec.repeats ?? 5;
   const readTimes: number[] = [];
   const buildTimes: number[] = [];
@@ -148,6 +158,7 @@ export async function exportGen(spec: { dataDir: string; targetBytes: number; pr
 if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()!)) {
   const [cmd, json] = process.argv.slice(2);
   const spec = JSON.parse(json ?? '{}');
-  const run = cmd === 'builder' ? builderBench(spec) : cmd === 'export-gen' ? exportGen(spec) : Promise.reject(new Error(`unknown command ${cmd}`));
+  const run = cmd === 'builder' ? builderBench(spec) : cmd === 'export-gen' ? exportGen(spec) : cmd === 'storage' ? storageBench(spec)
+    : Promise.reject(new Error(`unknown command ${cmd}`));
   run.then((r) => { process.stdout.write(JSON.stringify(r)); process.exit(0); }, (e) => { console.error(e); process.exit(1); });
 }

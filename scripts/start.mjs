@@ -2,9 +2,9 @@
 // served headless (`rollgate serve --open`), with a line saying where.
 import { spawnSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { electronBinary, MISSING_ELECTRON } from './electron-runtime.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const run = (cmd, args) => {
@@ -12,28 +12,16 @@ const run = (cmd, args) => {
   if (r.status !== 0) process.exit(r.status ?? 1);
 };
 
-function electronBinary() {
-  try {
-    const require = createRequire(import.meta.url);
-    const dir = dirname(require.resolve('electron/package.json'));
-    const pathFile = join(dir, 'path.txt');
-    if (!existsSync(pathFile)) return null;
-    const { readFileSync } = require('node:fs');
-    const bin = join(dir, 'dist', readFileSync(pathFile, 'utf8').trim());
-    return existsSync(bin) ? bin : null;
-  } catch { return null; }
-}
-
 run(process.execPath, [join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--logLevel', 'warn']);
 const electron = electronBinary();
 const hasDisplay = process.platform !== 'linux' || Boolean(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
 if (electron && hasDisplay) {
   run(process.execPath, [join(root, 'scripts', 'build-electron.mjs')]);
-  const child = spawn(electron, [root], { cwd: root, stdio: 'inherit' });
+  const child = spawn(electron, [root, ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' });
   child.on('exit', (code) => process.exit(code ?? 0));
 } else {
   console.log(electron ? 'No display found: serving the workbench headless instead of opening a window.'
-    : 'No Electron runtime installed: serving the workbench headless; open the URL below in a browser.');
+    : MISSING_ELECTRON);
   const args = [join(root, 'bin', 'rollgate.mjs'), 'serve', '--open', ...process.argv.slice(2)];
   const child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit' });
   for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));

@@ -1,9 +1,11 @@
 // `npm test`: every check the project has, in order, on a fresh machine of this kind.
-// Installs Debian's Chromium for the UI tests when it is missing (never a Playwright browser download).
+// Installs Debian's Chromium for the UI tests when it is missing (never a Playwright browser download), and
+// bubblewrap + a private dockerd for the sandbox tests (system-parts.mjs).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureSystemParts } from './system-parts.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
@@ -22,24 +24,33 @@ function step(name, cmd, args, countFrom) {
   if (r.status !== 0) failedSteps.push(name);
 }
 
-function countVitest(file) {
+/** Adds a step's report (a JSON file) to the tally; `counts` reads {passed, failed, skipped} out of it. */
+function countReport(file, counts) {
   return () => {
     if (!existsSync(file)) return;
-    const j = JSON.parse(readFileSync(file, 'utf8'));
-    tally.passed += j.numPassedTests ?? 0;
-    tally.failed += j.numFailedTests ?? 0;
-    tally.skipped += (j.numPendingTests ?? 0) + (j.numTodoTests ?? 0);
+    const c = counts(JSON.parse(readFileSync(file, 'utf8')));
+    tally.passed += c.passed ?? 0;
+    tally.failed += c.failed ?? 0;
+    tally.skipped += c.skipped ?? 0;
   };
 }
 
-function countPlaywright(file) {
-  return () => {
-    if (!existsSync(file)) return;
-    const s = JSON.parse(readFileSync(file, 'utf8')).stats ?? {};
-    tally.passed += (s.expected ?? 0) + (s.flaky ?? 0);
-    tally.failed += s.unexpected ?? 0;
-    tally.skipped += s.skipped ?? 0;
-  };
+const countVitest = (file) => countReport(file, (j) => ({
+  passed: j.numPassedTests, failed: j.numFailedTests, skipped: (j.numPendingTests ?? 0) + (j.numTodoTests ?? 0),
+}));
+const countPlaywright = (file) => countReport(file, ({ stats: s = {} }) => ({
+  passed: (s.expected ?? 0) + (s.flaky ?? 0), failed: s.unexpected, skipped: s.skipped,
+}));
+/** The Python client's unittest suite writes `{passed, failed, skipped}` itself (clients/python/tests/run.py). */
+const countPython = (file) => countReport(file, (j) => j);
+
+/** Python >= 3.10 (with venv, for the install test) runs the client's tests; Debian's packages when missing. */
+function ensurePython() {
+  if (spawnSync('python3', ['-c', 'import sys, ensurepip; sys.exit(sys.version_info < (3, 10))']).status === 0) return;
+  if (process.getuid?.() !== 0) { console.log('Python >= 3.10 with venv missing and not root: install python3 and python3-venv for the Python client tests.'); return; }
+  console.log('Installing Debian python3 + python3-venv for the Python client tests (apt-get)…');
+  spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
+  spawnSync('apt-get', ['install', '-y', '-qq', 'python3', 'python3-venv'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
 }
 
 function ensureChromium() {
@@ -55,11 +66,20 @@ const vitestJson = (name) => ['--reporter=default', '--reporter=json', `--output
 step('lint', bin('eslint'), ['.']);
 step('typecheck', bin('tsc'), ['--noEmit', '-p', '.']);
 step('build', bin('vite'), ['build', '--logLevel', 'warn']);
+// bubblewrap and a Docker daemon for the sandbox tests (scripts/system-parts.mjs): installed and started
+// here when missing, DOCKER_HOST exported to the test processes, a dockerd started here stopped at the end.
+const needsSandboxes = !only.length || only.includes('unit+integration') || only.includes('agents');
+const systemParts = needsSandboxes ? await ensureSystemParts() : null;
 step('unit+integration', bin('vitest'), ['run', ...vitestJson('vitest')], countVitest(join(reports, 'vitest.json')));
+if (!only.length || only.includes('python')) ensurePython();
+rmSync(join(reports, 'python.json'), { force: true });
+step('python', 'python3', [join(root, 'clients', 'python', 'tests', 'run.py'), join(reports, 'python.json')], countPython(join(reports, 'python.json')));
 step('agents', bin('vitest'), ['run', '--config', 'vitest.e2e.config.ts', ...vitestJson('agents')], countVitest(join(reports, 'agents.json')));
 if (!only.length || only.includes('ui')) ensureChromium();
 process.env.PLAYWRIGHT_JSON_OUTPUT_NAME = join(reports, 'playwright.json');
 step('ui', bin('playwright'), ['test', '--reporter=list,json'], countPlaywright(join(reports, 'playwright.json')));
+
+await systemParts?.stop();
 
 console.log(`\n${failedSteps.length ? `failed steps: ${failedSteps.join(', ')}` : 'all steps passed'}`);
 console.log(`${tally.passed} passed, ${tally.failed} failed, ${tally.skipped} skipped`);

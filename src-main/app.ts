@@ -7,28 +7,38 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
 import { registerControlApi } from './api/index.js';
+import { EngineTokenTexts } from './engines/token-text.js';
 import { EventBus } from './api/events.js';
 import { closeEnginePools, DEFAULT_ENGINE_TIMEOUTS, type EngineTimeouts } from './engines/http.js';
 import { EnginePool } from './engines/pool.js';
-import { startSimEngine } from './engines/sim/index.js';
+import { getFamily } from './core/families/index.js';
+import { SIM_MODELS, startSimEngine } from './engines/sim/index.js';
+import { checkTokenFormat } from './engines/token-format.js';
 import { parseEngineConfig } from './engines/topology.js';
 import type { EngineConfig } from './engines/types.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './core/dialects/validate.js';
 import { sendDialectError } from './gateway/errors.js';
+import { ROLLOUT_CONTROL_ROUTES } from './gateway/rollout-gateway.js';
 import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
+import { serveRunSocket } from './gateway/run-socket.js';
 import { SessionTurnCache } from './gateway/session-cache.js';
-import { guardLoopback } from './loopback-host.js';
+import { guardLoopback, LOOPBACK_HOSTS, requireJsonControlCalls } from './loopback-host.js';
 import { RolloutManager, type RolloutManagerOptions } from './rollouts/manager.js';
-import { openStore, POLICY_VERSION_SETTING, type Store } from './store/index.js';
+import { lockDataFolder, openStore, POLICY_VERSION_SETTING, type Store } from './store/index.js';
 
 export interface AppConfig {
   host?: string;
   port?: number;
   dataDir: string;
+  /** Who holds the data folder, shown to a second writer that is refused (default `rollgate serve`). */
+  owner?: string;
   /** Start the embedded simulated vLLM and SGLang engines (ids sim-vllm, sim-sglang). */
   sim?: boolean;
   simSeed?: number;
   /** Probability that the sim policy answers right (default 0.8, so demo rewards vary). */
   simSkill?: number;
+  /** The model family the embedded sim engines speak (core/families). Default qwen3. */
+  simFamily?: string;
   engines?: EngineConfig[];
   /** Required when binding a non-loopback host. */
   controlToken?: string;
@@ -45,8 +55,10 @@ export interface AppConfig {
   maxConcurrentPerSession?: number;
   healthIntervalMs?: number;
   uiDir?: string;
+  /** Most bytes the per-session turn cache holds (default 64 MiB). */
+  turnCacheBytes?: number;
   /** Rollout manager knobs: where agent CLIs are installed (default <dataDir>/agents), callback retry policy. */
-  rollouts?: Partial<Pick<RolloutManagerOptions, 'agentsDir' | 'callbackMaxAttempts' | 'callbackBaseDelayMs'>>;
+  rollouts?: Partial<Pick<RolloutManagerOptions, 'agentsDir' | 'callbackMaxAttempts' | 'callbackBaseDelayMs' | 'defaultRuntime'>>;
 }
 
 export interface App {
@@ -55,36 +67,59 @@ export interface App {
   store: Store;
   pool: EnginePool;
   events: EventBus;
+  /** Recent turns per active session (token mode). */
+  turns: SessionTurnCache;
   rollouts: RolloutManager;
   close(): Promise<void>;
 }
 
 export const SIM_MODEL = 'Qwen/Qwen3-8B';
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+export const SIM_FLAVORS = ['vllm', 'sglang'] as const;
+
+/** An embedded sim engine (ids `sim-vllm`, `sim-sglang`, DESIGN §11). */
+/** The embedded sim engine of a flavour, speaking `familyName` (default qwen3, vLLM in chat mode). */
+export function simEngineConfig(flavor: (typeof SIM_FLAVORS)[number], url: string, familyName?: string): EngineConfig {
+  const family = familyName ? getFamily(familyName) : undefined;
+  return {
+    id: `sim-${flavor}`, kind: flavor, replicas: [url], model: family ? SIM_MODELS[family.name]! : SIM_MODEL,
+    mode: flavor === 'vllm' ? 'chat' : 'token',
+    tokenizer: family?.defaultTokenizer ?? 'builtin:qwen3', ...(family ? { family: family.name } : {}), simulated: true,
+  };
+}
 const here = dirname(fileURLToPath(import.meta.url));
 export const DEFAULT_UI_DIR = resolve(here, '..', 'dist-renderer');
 
 export async function createApp(config: AppConfig): Promise<App> {
   const host = config.host ?? '127.0.0.1';
-  if (!LOOPBACK.has(host) && !config.controlToken) {
-    throw new Error(`refusing to bind ${host} without a control token (set ROLLGATE_CONTROL_TOKEN or --control-token)`);
+  if (!LOOPBACK_HOSTS.has(host) && !config.controlToken) {
+    throw new Error(`refusing to bind ${host} without a control token (rollgate serve keeps one in <data-dir>/control-token, mode 0600)`);
   }
   const closers: Array<() => Promise<void>> = [];
   const closeAll = async () => { for (const c of closers.reverse()) await c().catch(() => undefined); closers.length = 0; };
   try {
+    // One writer per data folder: a second one is refused before it touches anything the first one owns.
+    const lock = lockDataFolder(config.dataDir, config.owner ?? 'rollgate serve');
+    closers.push(async () => lock.release());
     const store = openStore({ dataDir: config.dataDir });
     closers.push(() => store.close());
-    store.sessions.markUnfinishedInterrupted();
+    store.sessions.markBatchSessionsInterrupted();
+    // Custody: calls whose intent outlived the previous process were lost between engine and commit.
+    // Only the folder's one writer may do this (an export or a second reader would see live calls).
+    const lost = store.completions.recoverDanglingIntents();
+    if (lost.length) console.warn(`rollgate: ${lost.length} engine call(s) lost in a crash; their sessions are marked incomplete (${[...new Set(lost.map((l) => l.sessionId))].join(', ')})`);
 
     const engines: EngineConfig[] = [];
     if (config.sim) {
-      for (const flavor of ['vllm', 'sglang'] as const) {
+      for (const flavor of SIM_FLAVORS) {
         // Agents ask for up to 32k output tokens; serve the sim like Qwen3 with YaRN (128k context).
-        const sim = await startSimEngine({ flavor, seed: config.simSeed ?? 7, skill: config.simSkill, model: SIM_MODEL, maxModelLen: 131072 });
+        const engine = simEngineConfig(flavor, '', config.simFamily);
+        const sim = await startSimEngine({ flavor, seed: config.simSeed ?? 7, skill: config.simSkill, model: engine.model, family: config.simFamily, maxModelLen: 131072 });
         closers.push(() => sim.close());
-        engines.push({ id: `sim-${flavor}`, kind: flavor, replicas: [sim.url], model: SIM_MODEL, mode: flavor === 'vllm' ? 'chat' : 'token', tokenizer: 'builtin:qwen3', simulated: true });
+        engines.push({ ...engine, replicas: [sim.url] });
       }
     }
+    // A topology whose tokenizer is missing or does not match its family fails here, naming the field.
+    for (const e of config.engines ?? []) await checkTokenFormat(e).catch((err: Error) => { throw new Error(`engine ${e.id}: ${err.message}`); });
     engines.push(...(config.engines ?? []));
     engines.push(...storedEngines(store, new Set(engines.map((e) => e.id))));
     // Every engine, also those added later through the API, gets the same timeouts.
@@ -94,24 +129,37 @@ export async function createApp(config: AppConfig): Promise<App> {
     pool.startHealthChecks(config.healthIntervalMs ?? 5000);
     closers.push(async () => pool.stopHealthChecks());
     const events = new EventBus();
+    // Token mode's per-session turn cache lets go of a session as soon as it ends, whoever ended it.
+    const turns = new SessionTurnCache(config.turnCacheBytes);
+    const unsubscribeTurns = events.subscribe((ev) => { if (ev.type === 'session' && ev.status && ev.status !== 'active') turns.forget(ev.id); });
+    closers.push(async () => unsubscribeTurns());
 
     const server = Fastify({ bodyLimit: config.bodyLimitBytes ?? 32 * 1024 * 1024, logger: false, forceCloseConnections: true });
     closers.push(() => server.close());
-    const rollouts = new RolloutManager({ store, pool, events, baseUrl: () => baseUrl, dataDir: config.dataDir, ...config.rollouts });
+    const rollouts = new RolloutManager({
+      store, pool, events, baseUrl: () => baseUrl, dataDir: config.dataDir, ...config.rollouts,
+      // A sandboxed run's only way out: its own session routes on a Unix socket, handled by this server's router.
+      serveRunSocket: (key, path) => serveRunSocket((req, res) => server.routing(req, res), key, path),
+    });
     closers.push(() => rollouts.close());
     let baseUrl = '';
     installErrorHandler(server);
-    if (LOOPBACK.has(host)) guardLoopback(server, config.allowedHosts);
+    limitJsonDepth(server);
+    if (LOOPBACK_HOSTS.has(host)) guardLoopback(server, config.allowedHosts);
+    requireJsonControlCalls(server);
     if (config.controlToken) await requireControlToken(server, config.controlToken);
-    await registerControlApi(server, { store, pool, events, baseUrl: () => baseUrl, rollouts });
-    await registerGateway(server, { store, pool, events, turns: new SessionTurnCache(), maxConcurrentPerSession: config.maxConcurrentPerSession });
+    const tokenTexts = new EngineTokenTexts();
+    await tokenTexts.load(engines);
+    await registerControlApi(server, { store, pool, events, baseUrl: () => baseUrl, rollouts, tokenTexts });
+    await registerGateway(server, { store, pool, events, turns, maxConcurrentPerSession: config.maxConcurrentPerSession });
     await registerUi(server, config.uiDir ?? DEFAULT_UI_DIR);
 
     await server.listen({ host, port: config.port ?? 8321 });
     const addr = server.server.address();
     const port = typeof addr === 'object' && addr ? addr.port : config.port;
     baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-    return { url: baseUrl, server, store, pool, events, rollouts, close: closeAll };
+    lock.setUrl(baseUrl);
+    return { url: baseUrl, server, store, pool, events, turns, rollouts, close: closeAll };
   } catch (err) {
     await closeAll();
     throw err;
@@ -132,9 +180,28 @@ function storedEngines(store: Store, taken: Set<string>): EngineConfig[] {
   return out;
 }
 
+/**
+ * JSON bodies as fastify parses them (prototype-poisoning checks included), refused with a 400 when they nest
+ * deeper than any real request: hashing, validating or copying a 5,000-level body overflowed the stack (a 500).
+ */
+function limitJsonDepth(server: FastifyInstance): void {
+  const parse = server.getDefaultJsonParser('error', 'error');
+  server.removeContentTypeParser('application/json');
+  server.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    parse(req, body as string, (err: Error | null, value?: unknown) => {
+      if (err) return done(err);
+      if (nestsDeeperThan(value, MAX_JSON_DEPTH)) {
+        return done(Object.assign(new Error(`request body nests deeper than ${MAX_JSON_DEPTH} levels`), { statusCode: 400 }));
+      }
+      done(null, value);
+    });
+  });
+}
+
 function installErrorHandler(server: FastifyInstance): void {
-  server.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
+  server.setErrorHandler((err: Error & { statusCode?: number; retryAfterSec?: number }, req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    if (err.retryAfterSec !== undefined) reply.header('retry-after', String(err.retryAfterSec));
     const message = status === 413 ? `request body is larger than the limit (${err.message})` : err.message;
     const codec = gatewayErrorCodec(req);
     if (codec) return sendDialectError(reply, codec, status, message);
@@ -145,7 +212,8 @@ function installErrorHandler(server: FastifyInstance): void {
 /**
  * The control API answers only `Authorization: Bearer <token>`, compared in constant time (digests of equal
  * length). The matched route decides what is control API, not the raw URL, so an encoded path
- * (`/%61pi/…`) cannot slip past. Agent routes keep their session keys.
+ * (`/%61pi/…`) cannot slip past. Agent routes keep their session keys. The rollout-gateway routes a trainer
+ * calls (register, trajectory, cancel, unregister) are control API too; their chat route is the agent's.
  */
 const CONTROL_COOKIE = 'rollgate_control';
 
@@ -166,7 +234,7 @@ async function requireControlToken(server: FastifyInstance, token: string): Prom
       reply.setCookie(CONTROL_COOKIE, token, { httpOnly: true, sameSite: 'strict', path: '/' });
       return reply.redirect('/');
     }
-    if (!route.startsWith('/api/') && !req.url.startsWith('/api/')) return;
+    if (!route.startsWith('/api/') && !req.url.startsWith('/api/') && !ROLLOUT_CONTROL_ROUTES.has(route)) return;
     const bearer = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
     if (!matches(bearer) && !matches(req.cookies[CONTROL_COOKIE])) {
       return reply.code(401).send({ error: { message: 'control token required', type: 'authentication_error' } });

@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { getHarness, harnessJson, listHarnesses, manualSnippet } from '../rollouts/harnesses/index.js';
 import { BatchSpecError } from '../rollouts/manager.js';
+import { getTaskCheck, startTaskCheck } from '../rollouts/task-check.js';
 import { DatasetError, listDemoDatasets, loadDataset } from '../rollouts/tasks.js';
 import type { ApiDeps } from './routes.js';
 import { sessionUrls } from './sessions.js';
@@ -33,6 +34,7 @@ export async function registerBatchesApi(app: FastifyInstance, deps: ApiDeps): P
     const body = (req.body ?? {}) as { sessionId?: unknown; key?: unknown; command?: unknown; workDir?: unknown };
     const h = getHarness(name);
     if (!h) return notFound(reply, `harness ${name}`);
+    if (h.kind === 'reference') return badRequest(reply, `${h.name} checks a task's own solution; it runs only in batches`);
     if (typeof body.sessionId !== 'string' || !body.sessionId) return badRequest(reply, 'sessionId is required (create one with POST /api/sessions)');
     if (typeof body.key !== 'string' || !body.key) return badRequest(reply, 'key is required: the session key returned once by POST /api/sessions');
     const s = store.sessions.get(body.sessionId);
@@ -58,15 +60,42 @@ export async function registerBatchesApi(app: FastifyInstance, deps: ApiDeps): P
   const rollouts = deps.rollouts;
   if (!rollouts) return;
 
+  // Where batch agents can run here: bwrap / docker / local, and what `auto` (or `serve --runtime`) gives.
+  app.get('/api/runtimes', async () => rollouts.runtimes());
+
   app.post('/api/batches', async (req, reply) => {
     try {
-      const { id } = rollouts.submit(req.body ?? {});
-      return reply.code(201).send({ id });
+      // `runtime` says where the agents run; `warning` is set when they run unsandboxed (auto fell back to local).
+      return reply.code(201).send(rollouts.submit(req.body ?? {}));
     } catch (e) {
       if (e instanceof DatasetError) return badRequest(reply, e.message, { problems: e.problems });
       if (e instanceof BatchSpecError) return badRequest(reply, e.message);
       throw e;
     }
+  });
+
+  // Task folder validation (`rollgate tasks check`): the oracle and nop batches; the id names both.
+  app.post('/api/tasks/check', async (req, reply) => {
+    const body = (req.body ?? {}) as { dataset?: unknown; runtime?: unknown; concurrency?: unknown; engine?: unknown };
+    if (typeof body.dataset !== 'string' || !body.dataset) return badRequest(reply, 'dataset is required: a Harbor task folder, a folder of them, or a JSONL file');
+    try {
+      const started = startTaskCheck(rollouts, {
+        dataset: body.dataset,
+        ...(typeof body.runtime === 'string' ? { runtime: body.runtime } : {}),
+        ...(typeof body.concurrency === 'number' ? { concurrency: body.concurrency } : {}),
+        ...(typeof body.engine === 'string' ? { engine: body.engine } : {}),
+      });
+      return reply.code(201).send(started);
+    } catch (e) {
+      if (e instanceof DatasetError) return badRequest(reply, e.message, { problems: e.problems });
+      if (e instanceof BatchSpecError) return badRequest(reply, e.message);
+      throw e;
+    }
+  });
+
+  app.get('/api/tasks/check/:id', async (req, reply) => {
+    const report = getTaskCheck(rollouts, (req.params as { id: string }).id);
+    return report ?? notFound(reply, 'task check');
   });
 
   app.get('/api/batches', async (req) => {

@@ -2,6 +2,10 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { EnginePool, PoolEngine } from '../engines/pool.js';
+import { listFamilies } from '../core/families/index.js';
+import { listEngineKinds } from '../engines/drivers/index.js';
+import { BUILTIN_TOKENIZERS } from '../engines/tokenizer/files.js';
+import { tokenizerSpecOf } from '../engines/token-format.js';
 import { POLICY_VERSION_SETTING } from '../store/index.js';
 import type { ApiDeps } from './routes.js';
 
@@ -25,7 +29,7 @@ export function engineJson(e: PoolEngine, pool: EnginePool) {
     id: e.config.id, kind: e.config.kind, model: e.config.model, mode: e.config.mode,
     ...(e.config.developerRole ? { developerRole: e.config.developerRole } : {}),
     ...(e.config.dataParallelSize ? { dataParallelSize: e.config.dataParallelSize } : {}),
-    tokenizer: e.config.tokenizer ?? 'builtin:qwen3', simulated: e.config.simulated ?? false,
+    tokenizer: tokenizerSpecOf(e.config), ...(e.config.mode === 'token' || e.config.family ? { family: e.config.family ?? null } : {}), simulated: e.config.simulated ?? false,
     paused: pool.gate.mode !== null, policyVersion: pool.policyVersion, failovers: e.failovers, queued: e.queued,
     replicas: e.replicas.map((r) => ({
       url: r.url, healthy: r.healthy, inFlight: r.inFlight, engineLoad: r.engineLoad, lastCheckedAt: r.lastCheckedAt,
@@ -41,6 +45,13 @@ export async function registerEngineRoutes(app: FastifyInstance, deps: ApiDeps):
     policyVersion: pool.policyVersion,
     pause: { mode: pool.gate.mode, queued: pool.gate.queued, since: pool.gate.pausedAt },
     engines: pool.list().map((e) => engineJson(e, pool)),
+  }));
+
+  // What the topology form offers, from the registries (engine drivers, model families, builtin tokenizers).
+  app.get('/api/engine-kinds', async () => ({
+    kinds: listEngineKinds(),
+    families: listFamilies(),
+    tokenizers: Object.entries(BUILTIN_TOKENIZERS).map(([spec, b]) => ({ spec, note: b.note })),
   }));
 
   app.post('/api/engines/pause', async (req, reply) => {

@@ -3,7 +3,15 @@
 // with backpressure; only one session's records are held at once. Shared by `GET /api/export` and
 // `rollgate export` (which runs on the data folder directly, no server).
 //
-//   GET /api/export?batch=&engine=&session=&format=train|sft&builder=prefix-merge|per-request&minReward=&maxReward=&messages=1
+//   GET /api/export?batch=&engine=&session=&format=train|sft&preset=verl|slime|verifiers|trl-sft
+//                  &builder=prefix-merge|per-request&minReward=&maxReward=&status=finished,…|all&hasReward=1&messages=1&includeMasked=1
+//
+// Sessions that are not finished (active, interrupted, failed) are left out unless `status` names them;
+// `hasReward=1` keeps only traces with a reward. An unknown batch or session is a 404, not an empty file.
+// preset: the trainer's own row (core/export/presets/), mapped from the train row (trl-sft: the sft row).
+//
+// Traces masked by custody (DESIGN §9: they include or depend on an incomplete call) are left out unless
+// includeMasked=1; the count goes to the progress (the CLI prints it; GET /api/capture-health has the figures).
 //
 // format=train: one DESIGN §8 row per trace (snake_case; `messages` only with messages=1).
 // format=sft: one row per distinct conversation: each trace's canonical conversation (ending with its last
@@ -14,16 +22,21 @@ import { once } from 'node:events';
 import { Readable, type Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { encodeJsonlRow, toSftRow, toTrainRow } from '../core/export/rows.js';
+import { mapSftRow, mapTrainRow, PresetState, PRESETS, presetBase, type PresetName } from '../core/export/presets/index.js';
+import { encodeJsonlRow, toSftRow, toTrainRow, type SftRow, type TrainRow } from '../core/export/rows.js';
 import { buildSessionTraces, canonicalConversation, foldConversations, rewardInRange, type SessionInfo, type SessionTrace } from '../core/export/session-traces.js';
 import { BUILDERS } from '../core/trajectory/index.js';
 import type { BuilderName } from '../core/trajectory/types.js';
-import type { ChatMessage, CompletionRecord, FunctionTool } from '../core/types.js';
+import type { ChatMessage, CompletionRecord, FunctionTool, SessionStatus } from '../core/types.js';
+import type { EngineTokenTexts } from '../engines/token-text.js';
 import type { CompletionIterateFilter } from '../store/index.js';
 import type { ApiDeps } from './routes.js';
 
 export type ExportFormat = 'train' | 'sft';
 export const EXPORT_FORMATS: readonly ExportFormat[] = ['train', 'sft'];
+export const SESSION_STATUSES: readonly SessionStatus[] = ['finished', 'failed', 'interrupted', 'active'];
+/** Only finished samples are training data unless asked otherwise. */
+export const DEFAULT_EXPORT_STATUSES: readonly SessionStatus[] = ['finished'];
 
 export interface ExportOptions {
   format?: ExportFormat;
@@ -35,12 +48,23 @@ export interface ExportOptions {
   maxReward?: number;
   /** Train rows: include the canonical conversation as `messages`. */
   messages?: boolean;
+  /** A trainer's row shape instead of the base row (sets the format). */
+  preset?: PresetName;
+  /** Session statuses to export (default: finished only). */
+  statuses?: readonly SessionStatus[];
+  /** Only traces with a reward. */
+  hasReward?: boolean;
+  /** Keep traces masked by custody (left out by default; counted in the progress either way). */
+  includeMasked?: boolean;
 }
 
 /** What the export reads: the store's repositories fit. */
 export interface ExportSource {
-  sessions: { get(id: string): SessionInfo | null };
+  sessions: { get(id: string): SessionInfo | null; list?(filter: { batchId?: string; limit?: number }): unknown[] };
+  batches?: { get(id: string): unknown };
   completions: { iterateAll(filter?: CompletionIterateFilter): Iterable<CompletionRecord> };
+  /** Token texts of the engines' ids, so chat-mode re-renders merge (engines/token-text.ts). */
+  tokenTexts?: Pick<EngineTokenTexts, 'get' | 'info'>;
 }
 
 export interface ExportProgress {
@@ -50,16 +74,21 @@ export interface ExportProgress {
   /** Lines written. */
   rows: number;
   bytes: number;
-  /** Traces left out by the reward range. */
+  /** Traces left out by the reward range or the has-reward filter. */
   filtered: number;
+  /** Sessions left out for their status (not finished, unless asked for). */
+  skippedSessions: number;
   /** SFT: traces without a recoverable conversation. */
   noConversation: number;
   /** SFT: traces whose conversation is a prefix of a longer one of the same session (folded into it). */
   folded: number;
+  /** Traces masked by custody (incomplete calls, no attributable reward): left out unless includeMasked. */
+  masked: number;
+  maskReasons: Record<string, number>;
 }
 
 export function newProgress(): ExportProgress {
-  return { sessions: 0, completions: 0, traces: 0, rows: 0, bytes: 0, filtered: 0, noConversation: 0, folded: 0 };
+  return { sessions: 0, completions: 0, traces: 0, rows: 0, bytes: 0, filtered: 0, skippedSessions: 0, noConversation: 0, folded: 0, masked: 0, maskReasons: {} };
 }
 
 /** Consecutive records of the same session (the input is ordered by session). */
@@ -76,23 +105,50 @@ function* bySession(records: Iterable<CompletionRecord>): Generator<CompletionRe
 }
 
 /** JSONL lines, one per exported trace, produced lazily (pull one line → at most one session is read). */
+/** Why an export cannot run (an unknown batch or session), or null. */
+export function exportScopeError(source: ExportSource, opts: ExportOptions): string | null {
+  if (opts.sessionId !== undefined && !source.sessions.get(opts.sessionId)) return `unknown session ${opts.sessionId}`;
+  if (opts.batchId !== undefined && !source.batches?.get(opts.batchId) && (source.sessions.list?.({ batchId: opts.batchId, limit: 1 }).length ?? 0) === 0) {
+    return `unknown batch ${opts.batchId}`;
+  }
+  return null;
+}
+
 export function* exportLines(source: ExportSource, opts: ExportOptions = {}, progress: ExportProgress = newProgress()): Generator<string> {
-  const format = opts.format ?? 'train';
+  const preset = opts.preset;
+  const format = preset ? presetBase(preset) : (opts.format ?? 'train');
+  const presetState = new PresetState();
+  const statuses = new Set(opts.statuses ?? DEFAULT_EXPORT_STATUSES);
+  const encodeTrain = (row: TrainRow) => encodeJsonlRow(preset && preset !== 'trl-sft' ? mapTrainRow(preset, row, presetState) : row);
+  const encodeSft = (row: SftRow) => encodeJsonlRow(preset === 'trl-sft' ? mapSftRow(preset, row) : row);
   const builder = opts.builder ?? 'prefix-merge';
   const filter: CompletionIterateFilter = {};
   if (opts.batchId !== undefined) filter.batchId = opts.batchId;
   if (opts.engineId !== undefined) filter.engineId = opts.engineId;
   if (opts.sessionId !== undefined) filter.sessionId = opts.sessionId;
   for (const records of bySession(source.completions.iterateAll(filter))) {
+    const session = source.sessions.get(records[0].sessionId);
+    if (!session || !statuses.has(session.status)) {
+      progress.skippedSessions++;
+      continue;
+    }
     progress.sessions++;
     progress.completions += records.length;
-    const session = source.sessions.get(records[0].sessionId);
-    const built = buildSessionTraces(builder, session, records);
+    const engineId = records[0].engineId;
+    const built = buildSessionTraces(builder, session, records, {
+      tokenText: source.tokenTexts?.get(engineId), engineInfo: source.tokenTexts?.info(engineId),
+    });
     const byId = format === 'sft' || opts.messages ? new Map(records.map((r) => [r.id, r])) : null;
     const sft: Array<{ id: string; reward: number | null; messages: ChatMessage[]; tools?: FunctionTool[]; st: SessionTrace }> = [];
     for (const st of built.traces) {
       progress.traces++;
-      if (!rewardInRange(st.trace.reward, opts.minReward, opts.maxReward)) {
+      if (st.trace.masked) {
+        progress.masked++;
+        const why = st.trace.maskReason ?? 'masked';
+        progress.maskReasons[why] = (progress.maskReasons[why] ?? 0) + 1;
+        if (!opts.includeMasked) continue;
+      }
+      if (!rewardInRange(st.trace.reward, opts.minReward, opts.maxReward) || (opts.hasReward && st.trace.reward === null)) {
         progress.filtered++;
         continue;
       }
@@ -103,12 +159,12 @@ export function* exportLines(source: ExportSource, opts: ExportOptions = {}, pro
         else progress.noConversation++;
         continue;
       }
-      yield count(progress, encodeJsonlRow(toTrainRow(st.trace, conv ? { ...st.context, messages: conv.messages } : st.context)));
+      yield count(progress, encodeTrain(toTrainRow(st.trace, conv ? { ...st.context, messages: conv.messages } : st.context)));
     }
     for (const { item, folded } of foldConversations(sft)) {
       progress.folded += folded.length;
       const metadata = folded.length ? { ...item.st.context.metadata, folded_trace_ids: folded } : item.st.context.metadata;
-      yield count(progress, encodeJsonlRow(toSftRow(item.st.trace, { ...item.st.context, metadata, messages: item.messages, tools: item.tools })));
+      yield count(progress, encodeSft(toSftRow(item.st.trace, { ...item.st.context, metadata, messages: item.messages, tools: item.tools })));
     }
   }
 }
@@ -157,7 +213,7 @@ export async function writeChunks(chunks: Iterable<string>, out: Writable, onChu
 }
 
 export function exportFilename(opts: ExportOptions): string {
-  const parts = ['rollgate', opts.batchId ?? opts.sessionId ?? 'all', opts.engineId, opts.format ?? 'train', opts.builder ?? 'prefix-merge']
+  const parts = ['rollgate', opts.batchId ?? opts.sessionId ?? 'all', opts.engineId, opts.preset ?? opts.format ?? 'train', opts.builder ?? 'prefix-merge']
     .filter((p): p is string => !!p)
     .map((p) => p.replace(/[^A-Za-z0-9._-]+/g, '_'));
   return `${parts.join('-')}.jsonl`;
@@ -181,18 +237,35 @@ const exportQuery = z.object({
   minReward: num.optional(),
   maxReward: num.optional(),
   messages: z.enum(['0', '1', 'true', 'false']).optional(),
+  preset: z.enum(PRESETS as [PresetName, ...PresetName[]]).optional(),
+  status: z.string().optional(),
+  hasReward: z.enum(['0', '1', 'true', 'false']).optional(),
+  includeMasked: z.enum(['0', '1', 'true', 'false']).optional(),
 });
+
+/** `finished,failed` or `all` → statuses; throws with the unknown name. */
+export function parseStatuses(v: string): SessionStatus[] {
+  if (v.trim() === 'all') return [...SESSION_STATUSES];
+  const out = v.split(',').map((x) => x.trim()).filter(Boolean);
+  for (const x of out) if (!(SESSION_STATUSES as readonly string[]).includes(x)) throw new Error(`unknown session status ${x}; use ${SESSION_STATUSES.join(', ')} or all`);
+  if (out.length === 0) throw new Error('status: name at least one status, or all');
+  return out as SessionStatus[];
+}
 
 export function parseExportQuery(query: unknown): { ok: true; opts: ExportOptions } | { ok: false; message: string } {
   const q = exportQuery.safeParse(query ?? {});
   if (!q.success) return { ok: false, message: q.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; ') };
   const d = q.data;
   if (d.minReward !== undefined && d.maxReward !== undefined && d.minReward > d.maxReward) return { ok: false, message: 'minReward is greater than maxReward' };
+  let statuses: SessionStatus[] | undefined;
+  try { statuses = d.status === undefined ? undefined : parseStatuses(d.status); } catch (e) { return { ok: false, message: (e as Error).message }; }
   return {
     ok: true,
     opts: {
       format: d.format, builder: d.builder, batchId: d.batch, engineId: d.engine, sessionId: d.session,
       minReward: d.minReward, maxReward: d.maxReward, messages: d.messages === '1' || d.messages === 'true',
+      preset: d.preset, statuses, hasReward: d.hasReward === '1' || d.hasReward === 'true',
+      includeMasked: d.includeMasked === '1' || d.includeMasked === 'true',
     },
   };
 }
@@ -203,9 +276,12 @@ export async function registerExport(app: FastifyInstance, deps: ApiDeps): Promi
     const parsed = parseExportQuery(req.query);
     if (!parsed.ok) return reply.code(400).send({ error: { message: parsed.message, type: 'invalid_request_error' } });
     const opts = parsed.opts;
+    const source: ExportSource = { sessions: store.sessions, batches: store.batches, completions: store.completions, tokenTexts: deps.tokenTexts };
+    const scope = exportScopeError(source, opts);
+    if (scope) return reply.code(404).send({ error: { message: scope, type: 'not_found_error' } });
     // Readable.from pulls the generator only as fast as the socket drains; a client that goes away
     // destroys the stream, which closes the generator and with it the SQLite read cursor.
-    const body = Readable.from(chunked(exportLines(store, opts)), { objectMode: false, highWaterMark: 64 * 1024 });
+    const body = Readable.from(chunked(exportLines(source, opts)), { objectMode: false, highWaterMark: 64 * 1024 });
     return reply
       .header('content-type', 'application/x-ndjson; charset=utf-8')
       .header('content-disposition', `attachment; filename="${exportFilename(opts)}"`)

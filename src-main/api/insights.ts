@@ -28,7 +28,7 @@ const cut = (s: string | null | undefined) => (s == null ? null : s.length > OUT
 
 export async function registerInsights(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   const { store } = deps;
-  const health = new TraceHealth(store);
+  const health = new TraceHealth(store, deps.tokenTexts);
 
   app.get('/api/batches/:id/health', async (req, reply) => {
     const { id } = req.params as { id: string };
@@ -82,7 +82,7 @@ export async function registerInsights(app: FastifyInstance, deps: ApiDeps): Pro
     const records = store.completions.listBySession(id);
     const byId = new Map(records.map((r) => [r.id, r]));
     const conversations = [];
-    for (const { trace } of buildSessionTraces('prefix-merge', session, records).traces) {
+    for (const { trace } of buildSessionTraces('prefix-merge', session, records, { tokenText: deps.tokenTexts?.get(session.engineId) }).traces) {
       const last = byId.get(trace.completionIds[trace.completionIds.length - 1]);
       if (!last) continue;
       // The agent's own request (not the served one): the messages as the agent kept them.

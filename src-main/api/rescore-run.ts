@@ -85,7 +85,7 @@ export async function runRescore(deps: ApiDeps, b: RescoreBody, sessionIds: stri
   function* jobs(): Generator<Job> {
     for (const sid of sessionIds) {
       const session = store.sessions.get(sid);
-      const built = buildSessionTraces(b.builder, session, store.completions.listBySession(sid));
+      const built = buildSessionTraces(b.builder, session, store.completions.listBySession(sid), { tokenText: deps.tokenTexts?.get(session?.engineId) });
       progress.sessionsRead++;
       for (const st of built.traces) yield { st, order: order++ };
     }

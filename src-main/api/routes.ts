@@ -1,4 +1,5 @@
 // Control API for the renderer and trainers (DESIGN §11). JSON, camelCase.
+import type { EngineTokenTexts } from '../engines/token-text.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { withTraceRewards } from '../core/export/session-traces.js';
@@ -14,6 +15,8 @@ export interface ApiDeps {
   pool: EnginePool;
   events: EventBus;
   baseUrl: () => string;
+  /** Token texts per engine, for merging chat-mode traces across re-renders (absent: exact merging only). */
+  tokenTexts?: EngineTokenTexts;
   /** Batches and harness runs (src-main/rollouts); the batch routes are absent without it. */
   rollouts?: RolloutManager;
 }
@@ -63,7 +66,7 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
   app.get('/api/sessions/:id', async (req, reply) => {
     const s = store.sessions.getSummary((req.params as { id: string }).id);
     if (!s) return reply.code(404).send({ error: { message: 'session not found', type: 'not_found_error' } });
-    return s;
+    return { ...s, incompleteCalls: s.incompleteCount ? store.completions.incompleteCalls(s.id) : [] };
   });
 
   app.get('/api/sessions/:id/completions', async (req, reply) => {
@@ -81,6 +84,10 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
     void store.writer.flush();
     const session = store.sessions.get(id);
     if (!session) return reply.code(404).send({ error: { message: 'session not found', type: 'not_found_error' } });
+    // A batch run's rewards come from its evaluator: nothing may set them while its agent runs (issue 18.1).
+    if (store.runs.get(id)?.status === 'running') {
+      return reply.code(409).send({ error: { message: `session ${id} is a batch run still in progress: its reward comes from the evaluator; set rewards after the run ends`, type: 'invalid_request_error' } });
+    }
     const parsed = finishBody.safeParse(req.body ?? {});
     if (!parsed.success) return reply.code(400).send(badRequest(parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')));
     const metadata = withTraceRewards(session.metadata, parsed.data.traceRewards);

@@ -1,6 +1,7 @@
 // Session creation and the JSON views of sessions and completions (control API, DESIGN §11).
 import { randomBytes } from 'node:crypto';
 import type { CompletionRecord, NewSession, SessionRecord } from '../core/types.js';
+import { tokenizerSpecOf } from '../engines/token-format.js';
 import { loadTokenizer } from '../engines/tokenizer/index.js';
 import type { EnginePool } from '../engines/pool.js';
 
@@ -29,7 +30,7 @@ export async function completionJson(rec: CompletionRecord, pool: EnginePool, wi
     outputLogprobs: Array.from(rec.outputLogprobs),
   };
   if (!withPieces) return json;
-  const tok = await loadTokenizer(pool.get(rec.engineId)?.config.tokenizer ?? 'builtin:qwen3');
+  const tok = await loadTokenizer(tokenizerSpecOf(pool.get(rec.engineId)?.config ?? {}));
   return {
     ...json,
     promptPieces: json.promptIds.map((id) => tok.tokenText(id)),

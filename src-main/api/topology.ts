@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { EngineConfig } from '../engines/types.js';
 import { createAdapter } from '../engines/pool.js';
 import { parseEngineConfig } from '../engines/topology.js';
-import { loadTokenizer } from '../engines/tokenizer/index.js';
+import { checkTokenFormat } from '../engines/token-format.js';
 import { engineJson } from './engines.js';
 import type { ApiDeps } from './routes.js';
 
@@ -15,11 +15,7 @@ function fail(reply: import('fastify').FastifyReply, status: number, message: st
 async function validated(body: unknown): Promise<EngineConfig> {
   const config = parseEngineConfig(body);
   createAdapter(config);
-  try {
-    await loadTokenizer(config.tokenizer ?? 'builtin:qwen3');
-  } catch (err) {
-    throw new Error(`tokenizer: ${(err as Error).message}`);
-  }
+  await checkTokenFormat(config);
   return config;
 }
 
@@ -32,6 +28,7 @@ export async function registerTopologyRoutes(app: FastifyInstance, deps: ApiDeps
     if (pool.get(config.id)) return fail(reply, 409, `engine ${config.id} already exists; use PUT /api/engines/${config.id}`);
     pool.add(config);
     store.engines.upsert(config);
+    await deps.tokenTexts?.load([config]);
     void pool.checkHealth(true);
     events.emit({ type: 'engines' });
     return reply.code(201).send(engineJson(pool.get(config.id)!, pool));
@@ -47,6 +44,7 @@ export async function registerTopologyRoutes(app: FastifyInstance, deps: ApiDeps
     pool.remove(id);
     pool.add(config);
     store.engines.upsert(config);
+    await deps.tokenTexts?.load([config]);
     void pool.checkHealth(true);
     events.emit({ type: 'engines' });
     return engineJson(pool.get(id)!, pool);

@@ -2,6 +2,7 @@
 // makes, how many chain breaks (with their reasons) and how many traces are masked out of training. A
 // session's figures are cached until its completion count or status changes, so a dashboard of large
 // finished batches costs one build per session, ever (per server run).
+import type { EngineTokenTexts } from '../engines/token-text.js';
 import { buildSessionTraces } from '../core/export/session-traces.js';
 import type { SessionSummary, Store } from '../store/index.js';
 
@@ -18,20 +19,11 @@ export interface SessionHealth {
   policyVersion: number | null;
 }
 
-/** A masked trace, as custody marks it (a `masked` reason on the trace); absent on servers without custody. */
-function maskReason(trace: object): string | null {
-  const t = trace as { masked?: unknown; mask?: { reason?: unknown }; maskReason?: unknown };
-  if (typeof t.masked === 'string') return t.masked;
-  if (t.masked && typeof t.masked === 'object' && typeof (t.masked as { reason?: unknown }).reason === 'string') return (t.masked as { reason: string }).reason;
-  if (t.masked === true) return typeof t.maskReason === 'string' ? t.maskReason : 'masked';
-  return null;
-}
-
 const bump = (m: Record<string, number>, k: string) => { m[k] = (m[k] ?? 0) + 1; };
 
 export class TraceHealth {
   private readonly cache = new Map<string, { key: string; health: SessionHealth }>();
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: Store, private readonly tokenTexts?: Pick<EngineTokenTexts, 'get'>) {}
 
   of(s: Pick<SessionSummary, 'id' | 'completionCount' | 'status'>): SessionHealth {
     const key = `${s.completionCount}:${s.status}`;
@@ -39,17 +31,17 @@ export class TraceHealth {
     if (hit && hit.key === key) return hit.health;
     const session = this.store.sessions.get(s.id);
     const records = this.store.completions.listBySession(s.id);
-    const built = buildSessionTraces('prefix-merge', session, records);
+    const built = buildSessionTraces('prefix-merge', session, records, { tokenText: this.tokenTexts?.get(session?.engineId) });
     const health: SessionHealth = { sessionId: s.id, traces: built.traces.length, breaks: 0, breakReasons: {}, masked: 0, maskedReasons: {}, policyVersion: null };
     for (const { trace } of built.traces) {
       for (const b of trace.breaks) {
         health.breaks++;
         bump(health.breakReasons, b.reason);
       }
-      const m = maskReason(trace);
-      if (m) {
+      // Custody (DESIGN §9) marks traces an incomplete call spoiled; they stay out of training exports.
+      if (trace.masked) {
         health.masked++;
-        bump(health.maskedReasons, m);
+        bump(health.maskedReasons, trace.maskReason ?? 'masked');
       }
     }
     for (const r of records) health.policyVersion = Math.max(health.policyVersion ?? r.policyVersion, r.policyVersion);

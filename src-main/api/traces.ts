@@ -53,7 +53,9 @@ export async function registerTraces(app: FastifyInstance, deps: ApiDeps): Promi
     const q = buildQuery.safeParse(req.query ?? {});
     if (!q.success) return reply.code(400).send(error('invalid_request_error', issues(q.error)));
     const records = store.completions.listBySession(id);
-    const built = buildSessionTraces(q.data.builder, session, records, { retries: q.data.retries, onPolicyChange: q.data.onPolicyChange });
+    const built = buildSessionTraces(q.data.builder, session, records, {
+      retries: q.data.retries, onPolicyChange: q.data.onPolicyChange, tokenText: deps.tokenTexts?.get(session.engineId),
+    });
     return {
       sessionId: id,
       builder: q.data.builder,

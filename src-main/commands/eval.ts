@@ -4,12 +4,21 @@
 import cliProgress from 'cli-progress';
 import { InvalidArgumentError, type Command } from 'commander';
 import { createApp, type App } from '../app.js';
+import { clientToken } from '../control-token.js';
 import { defaultDataDir } from '../data-dir.js';
 import { loadTopology } from '../engines/topology.js';
 import { getHarness, listHarnesses } from '../rollouts/harnesses/index.js';
 import type { BatchView } from '../rollouts/results.js';
 import { loadDataset } from '../rollouts/tasks.js';
-import { fraction } from './options.js';
+import type { RuntimeChoice } from '../rollouts/runtimes/index.js';
+import { resolve } from 'node:path';
+import { fraction, runtimeChoice, userPath } from './options.js';
+import { call, holdingServer } from './remote.js';
+
+/** A dataset argument: `demo:NAME` as it is, a file or folder made absolute (see userPath). */
+export function datasetArg(v: string): string {
+  return /^demo:/.test(v) ? v : userPath(v);
+}
 
 function positive(name: string) {
   return (v: string) => {
@@ -22,7 +31,7 @@ function positive(name: string) {
 interface EvalOptions {
   dataset: string; harness: string; engine?: string; n: number; concurrency: number; dataDir?: string; timeoutMs?: number;
   command?: string; maxTurns?: number; topology?: string; sim: boolean; skill?: number; json?: boolean; keepWorkDirs?: boolean;
-  progress: boolean;
+  progress: boolean; server?: string; runtime?: RuntimeChoice; controlTokenFile?: string;
 }
 
 const fmt = (x: number | null | undefined, digits = 3) => (x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(digits));
@@ -50,6 +59,9 @@ export function rewardTable(view: BatchView): string {
     `sessions: ${c.finished} finished, ${c.failed} failed, ${c.interrupted} interrupted, ${c.queued} not run (of ${c.total})`,
   ];
   if (view.error) out.push(`error: ${view.error}`);
+  // Why samples failed (a broken task, an image that did not build, a verifier that wrote no reward…).
+  const problems = view.tasks.flatMap((t) => t.samples.filter((s) => s.error).map((s) => `  ${t.taskId}${n > 1 ? ` #${s.sampleIndex}` : ''}: ${s.error!.split('\n')[0]}`));
+  if (problems.length) out.push('', 'problems:', ...problems.slice(0, 50), ...(problems.length > 50 ? [`  … and ${problems.length - 50} more`] : []));
   return `${out.join('\n')}\n`;
 }
 
@@ -68,7 +80,10 @@ export function registerEval(program: Command): void {
     .option('--topology <file>', 'YAML file describing engines')
     .option('--no-sim', 'do not start the embedded simulated engines')
     .option('--skill <p>', 'sim policy skill (0..1)', fraction)
+    .option('--runtime <name>', 'where agents run: auto (bwrap on Linux when installed, else local) | bwrap | docker | local (unsandboxed)', runtimeChoice)
     .option('--keep-work-dirs', 'keep each run\'s work folder under <data-dir>/runs/')
+    .option('--server <url>', 'submit to a running Rollgate (default: the one serving --data-dir, if any; else run here)')
+    .option('--control-token-file <file>', 'file (mode 0600) with the control token of the server (default: <data-dir>/control-token when present)')
     .option('--json', 'print the batch result as JSON instead of a table')
     .option('--no-progress', 'no progress bar')
     .action(async (opts: EvalOptions) => {
@@ -76,7 +91,84 @@ export function registerEval(program: Command): void {
     });
 }
 
-async function runEval(opts: EvalOptions): Promise<number> {
+/** The batch operations `eval` needs, in this process or on a running server. */
+interface BatchBackend {
+  /** Validates and starts the batch; throws with the reason on a bad spec. */
+  submit(spec: Record<string, unknown>): Promise<{ id: string; runtime: string; warning?: string }>;
+  view(id: string): Promise<BatchView>;
+  /** Calls `progress` with the batch's view as it changes; returns an unsubscribe. */
+  watch(id: string, progress: (view: Pick<BatchView, 'counts' | 'meanReward' | 'status'> & { message?: string }) => void): () => void;
+  cancel(id: string): Promise<void>;
+  wait(id: string): Promise<BatchView>;
+  close(): Promise<void>;
+}
+
+function localBackend(app: App): BatchBackend {
+  return {
+    async submit(spec) { return app.rollouts.submit(spec); },
+    async view(id) { return app.rollouts.get(id)!; },
+    watch(id, progress) {
+      return app.events.subscribe((ev) => {
+        if (ev.type !== 'batch' || ev.id !== id) return;
+        if (ev.phase?.startsWith('install') || ev.phase === 'installed') { progress({ ...app.rollouts.get(id)!, message: ev.message ?? '' }); return; }
+        if (ev.done !== undefined) progress(app.rollouts.get(id)!);
+      });
+    },
+    async cancel(id) { await app.rollouts.cancel(id); },
+    async wait(id) { return (await app.rollouts.wait(id))!; },
+    close: () => app.close(),
+  };
+}
+
+const POLL_MS = 1000;
+
+/** A running Rollgate: submit over the control API, then poll the batch until it ends. */
+function remoteBackend(url: string, token: string | undefined): BatchBackend {
+  const get = (id: string) => call<BatchView>(url, `/api/batches/${encodeURIComponent(id)}`, token);
+  const ended = (v: BatchView) => v.status !== 'queued' && v.status !== 'running';
+  return {
+    async submit(spec) { return call<{ id: string; runtime: string; warning?: string }>(url, '/api/batches', token, { method: 'POST', body: JSON.stringify(spec) }); },
+    view: get,
+    watch(id, progress) {
+      const timer = setInterval(() => { get(id).then(progress, () => undefined); }, POLL_MS);
+      return () => clearInterval(timer);
+    },
+    async cancel(id) { await call(url, `/api/batches/${encodeURIComponent(id)}/cancel`, token, { method: 'POST', body: '{}' }).catch(() => undefined); },
+    async wait(id) {
+      for (;;) {
+        const view = await get(id);
+        if (ended(view)) return view;
+        await new Promise((r) => setTimeout(r, POLL_MS));
+      }
+    },
+    async close() { /* the server keeps running */ },
+  };
+}
+
+/** Where the batch runs: --server, else a server that already holds the data folder, else this process. */
+async function openBackend(opts: EvalOptions): Promise<BatchBackend> {
+  const dataDir = opts.dataDir ?? defaultDataDir();
+  if (opts.server) return remoteBackend(opts.server, clientToken(opts.controlTokenFile, dataDir));
+  try {
+    return localBackend(await createApp({
+      dataDir, port: 0, sim: opts.sim, simSkill: opts.skill, engines: opts.topology ? loadTopology(opts.topology) : [], owner: 'rollgate eval',
+    }));
+  } catch (e) {
+    const running = holdingServer(e);
+    if (!running) throw e;
+    console.error(`rollgate eval: ${dataDir} is served by the Rollgate at ${running}; submitting the batch there`);
+    return remoteBackend(running, clientToken(opts.controlTokenFile, dataDir));
+  }
+}
+
+async function runEval(given: EvalOptions): Promise<number> {
+  // Paths as the user typed them, from the folder they typed them in (npm run starts in the package root).
+  const opts: EvalOptions = {
+    ...given,
+    dataset: datasetArg(given.dataset),
+    dataDir: given.dataDir === undefined ? undefined : userPath(given.dataDir),
+    topology: given.topology === undefined ? undefined : userPath(given.topology),
+  };
   // Cheap checks first, so a typo fails in a second rather than after the engines start.
   try {
     if (!getHarness(opts.harness)) throw new Error(`unknown harness "${opts.harness}"; known: ${listHarnesses().map((h) => h.name).join(', ')}`);
@@ -85,29 +177,29 @@ async function runEval(opts: EvalOptions): Promise<number> {
     console.error(`rollgate eval: ${(e as Error).message}`);
     return 2;
   }
-  let app: App;
+  let backend: BatchBackend;
   try {
-    app = await createApp({
-      dataDir: opts.dataDir ?? defaultDataDir(), port: 0, sim: opts.sim, simSkill: opts.skill,
-      engines: opts.topology ? loadTopology(opts.topology) : [],
-    });
+    backend = await openBackend(opts);
   } catch (e) {
     console.error(`rollgate eval: ${(e as Error).message}`);
     return 2;
   }
   let id: string;
   try {
-    ({ id } = app.rollouts.submit({
-      dataset: opts.dataset, harness: opts.harness, engine: opts.engine, n: opts.n, concurrency: opts.concurrency,
-      timeoutMs: opts.timeoutMs, command: opts.command, maxTurns: opts.maxTurns, keepWorkDirs: opts.keepWorkDirs,
-    }));
+    // A server elsewhere resolves a relative dataset path against its own folder: send it absolute.
+    const dataset = opts.dataset.startsWith('demo:') ? opts.dataset : resolve(opts.dataset);
+    const submitted = await backend.submit({
+      dataset, harness: opts.harness, engine: opts.engine, n: opts.n, concurrency: opts.concurrency,
+      timeoutMs: opts.timeoutMs, command: opts.command, maxTurns: opts.maxTurns, keepWorkDirs: opts.keepWorkDirs, runtime: opts.runtime,
+    });
+    id = submitted.id;
+    if (submitted.warning) console.error(`rollgate eval: WARNING: ${submitted.warning}`);
   } catch (e) {
     console.error(`rollgate eval: ${(e as Error).message}`);
-    await app.close();
+    await backend.close();
     return 2;
   }
 
-  const total = app.rollouts.get(id)!.counts.total;
   const showBar = opts.progress && !opts.json;
   const bar = new cliProgress.SingleBar({
     format: ' {bar} {value}/{total} samples | mean reward {mean} | {status}',
@@ -118,16 +210,15 @@ async function runEval(opts: EvalOptions): Promise<number> {
     barsize: 30,
   }, cliProgress.Presets.shades_classic);
   if (showBar) {
-    console.error(`batch ${id}: ${total} samples (${opts.dataset} × ${opts.harness}, n=${opts.n}, concurrency ${opts.concurrency})`);
+    const total = (await backend.view(id)).counts.total;
+    const runtime = (await backend.view(id)).spec.runtime;
+    console.error(`batch ${id}: ${total} samples (${opts.dataset} × ${opts.harness}, n=${opts.n}, concurrency ${opts.concurrency}, runtime ${runtime})`);
     bar.start(total, 0, { mean: '-', status: 'starting' });
   }
-  const unsubscribe = app.events.subscribe((ev) => {
-    if (ev.type !== 'batch' || ev.id !== id || !showBar) return;
-    if (ev.phase?.startsWith('install') || ev.phase === 'installed') {
-      bar.update({ status: (ev.message ?? '').slice(0, 80) });
-      return;
-    }
-    if (ev.done !== undefined) bar.update(ev.done, { mean: fmt(ev.meanReward), status: `${ev.running ?? 0} running` });
+  const unsubscribe = backend.watch(id, (view) => {
+    if (!showBar) return;
+    if (view.message !== undefined) bar.update({ status: view.message.slice(0, 80) });
+    else bar.update(view.counts.done, { mean: fmt(view.meanReward), status: `${view.counts.running} running` });
   });
 
   let interrupted = false;
@@ -135,12 +226,12 @@ async function runEval(opts: EvalOptions): Promise<number> {
     if (interrupted) process.exit(130);
     interrupted = true;
     console.error('\ncancelling the batch (Ctrl-C again to quit at once)…');
-    void app.rollouts.cancel(id);
+    void backend.cancel(id);
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
-  const view = (await app.rollouts.wait(id))!;
+  const view = await backend.wait(id);
   unsubscribe();
   if (showBar) {
     bar.update(view.counts.done, { mean: fmt(view.meanReward), status: view.status });
@@ -149,6 +240,6 @@ async function runEval(opts: EvalOptions): Promise<number> {
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   process.stdout.write(opts.json ? `${JSON.stringify(view, null, 2)}\n` : `\n${rewardTable(view)}`);
-  await app.close();
+  await backend.close();
   return view.status === 'completed' ? 0 : 1;
 }

@@ -6,10 +6,16 @@ import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { InvalidArgumentError, type Command } from 'commander';
-import { chunked, EXPORT_FORMATS, exportLines, newProgress, writeChunks, type ExportFormat, type ExportOptions, type ExportProgress } from '../api/export.js';
+import { SIM_FLAVORS, simEngineConfig } from '../app.js';
+import { chunked, EXPORT_FORMATS, exportLines, exportScopeError, parseStatuses, type ExportSource, newProgress, writeChunks, type ExportFormat, type ExportOptions, type ExportProgress } from '../api/export.js';
+import { PRESETS, type PresetName } from '../core/export/presets/index.js';
 import { BUILDERS } from '../core/trajectory/index.js';
+import type { SessionStatus } from '../core/types.js';
 import type { BuilderName } from '../core/trajectory/types.js';
 import { defaultDataDir } from '../data-dir.js';
+import { EngineTokenTexts } from '../engines/token-text.js';
+import { loadTopology, parseEngineConfig } from '../engines/topology.js';
+import { userPath } from './options.js';
 import { DB_FILENAME, openStore } from '../store/index.js';
 
 export interface ExportCommandOptions {
@@ -21,8 +27,13 @@ export interface ExportCommandOptions {
   minReward?: number;
   maxReward?: number;
   messages?: boolean;
+  includeMasked?: boolean;
   out?: string;
   dataDir?: string;
+  topology?: string;
+  preset?: PresetName;
+  status?: SessionStatus[];
+  hasReward?: boolean;
   progress?: boolean;
 }
 
@@ -31,6 +42,10 @@ function oneOf<T extends string>(name: string, allowed: readonly T[]) {
     if (!(allowed as readonly string[]).includes(v)) throw new InvalidArgumentError(`${name} must be one of ${allowed.join(', ')}`);
     return v as T;
   };
+}
+
+function statusList(v: string): SessionStatus[] {
+  try { return parseStatuses(v); } catch (e) { throw new InvalidArgumentError((e as Error).message); }
 }
 
 function finite(v: string): number {
@@ -43,11 +58,14 @@ function mb(bytes: number): string {
   return `${(bytes / 1e6).toFixed(1)} MB`;
 }
 
-function progressLine(p: ExportProgress): string {
-  const extra = [p.filtered ? `${p.filtered} outside the reward range` : '', p.noConversation ? `${p.noConversation} without a conversation` : '',
-    p.folded ? `${p.folded} folded into longer conversations` : '']
+function progressLine(p: ExportProgress, includeMasked = false): string {
+  const extra = [p.skippedSessions ? `${p.skippedSessions} sessions not finished (--status to include them)` : '',
+    p.filtered ? `${p.filtered} outside the reward filters` : '', p.noConversation ? `${p.noConversation} without a conversation` : '',
+    p.folded ? `${p.folded} folded into longer conversations` : '',
+    p.masked && !includeMasked ? `${p.masked} masked (${Object.entries(p.maskReasons).map(([k, n]) => `${k} ${n}`).join(', ')}; --include-masked keeps them)` : '']
     .filter(Boolean).join(', ');
-  return `exported ${p.rows} traces from ${p.sessions} sessions (${p.completions} completions, ${mb(p.bytes)})${extra ? `; skipped ${extra}` : ''}`;
+  const kept = p.masked && includeMasked ? `, ${p.masked} of them masked` : '';
+  return `exported ${p.rows} traces from ${p.sessions} sessions (${p.completions} completions, ${mb(p.bytes)}${kept})${extra ? `; skipped ${extra}` : ''}`;
 }
 
 /** Runs an export; resolves with the final counts. Writes to `opts.out`, else to `stdout`. */
@@ -55,14 +73,25 @@ export async function runExport(opts: ExportCommandOptions, io: { stdout: NodeJS
   if (opts.minReward !== undefined && opts.maxReward !== undefined && opts.minReward > opts.maxReward) {
     throw new Error('--min-reward is greater than --max-reward');
   }
-  const dataDir = resolve(opts.dataDir ?? defaultDataDir());
+  const dataDir = opts.dataDir ? userPath(opts.dataDir) : resolve(defaultDataDir());
   if (!existsSync(join(dataDir, DB_FILENAME))) throw new Error(`no Rollgate data in ${dataDir} (expected ${DB_FILENAME}); pass --data-dir`);
   const store = openStore({ dataDir });
   const progress = newProgress();
+  const engines = [...SIM_FLAVORS.map((f) => simEngineConfig(f, '')), ...(opts.topology ? loadTopology(userPath(opts.topology)) : []),
+    ...store.engines.list().flatMap((e) => { try { return [parseEngineConfig(e.config)]; } catch { return []; } })];
+  const tokenTexts = new EngineTokenTexts();
+  await tokenTexts.load(engines);
+  const source: ExportSource = { sessions: store.sessions, batches: store.batches, completions: store.completions, tokenTexts };
   const exportOpts: ExportOptions = {
     format: opts.format, builder: opts.builder, batchId: opts.batch, engineId: opts.engine, sessionId: opts.session,
     minReward: opts.minReward, maxReward: opts.maxReward, messages: opts.messages,
+    includeMasked: opts.includeMasked, preset: opts.preset, statuses: opts.status, hasReward: opts.hasReward,
   };
+  const scope = exportScopeError(source, exportOpts);
+  if (scope) {
+    await store.close();
+    throw new Error(scope);
+  }
   const toFile = opts.out !== undefined && opts.out !== '-';
   const showProgress = toFile && opts.progress !== false;
   let lastShown = 0;
@@ -70,12 +99,12 @@ export async function runExport(opts: ExportCommandOptions, io: { stdout: NodeJS
     const now = Date.now();
     if (!final && now - lastShown < 250) return;
     lastShown = now;
-    io.stderr.write(`\r${progressLine(progress)}${final ? '\n' : ''}`);
+    io.stderr.write(`\r${progressLine(progress, opts.includeMasked)}${final ? '\n' : ''}`);
   };
   try {
-    const chunks = chunked(exportLines(store, exportOpts, progress));
+    const chunks = chunked(exportLines(source, exportOpts, progress));
     if (toFile) {
-      const file = createWriteStream(resolve(opts.out!));
+      const file = createWriteStream(userPath(opts.out!));
       try {
         await once(file, 'open');
         await writeChunks(chunks, file, showProgress ? () => show(false) : undefined);
@@ -84,6 +113,7 @@ export async function runExport(opts: ExportCommandOptions, io: { stdout: NodeJS
         await finished(file).catch(() => undefined);
       }
       if (showProgress) show(true);
+      else if (progress.masked && !opts.includeMasked) io.stderr.write(`${progressLine(progress)}\n`);
     } else {
       try {
         await writeChunks(chunks, io.stdout as Writable);
@@ -91,6 +121,8 @@ export async function runExport(opts: ExportCommandOptions, io: { stdout: NodeJS
         // The reader went away (`rollgate export | head`): stop quietly, like other Unix tools.
         if ((e as NodeJS.ErrnoException).code !== 'EPIPE') throw e;
       }
+      // Masked traces are never dropped silently: stdout holds the rows, stderr says what was left out.
+      if (progress.masked && !opts.includeMasked) io.stderr.write(`${progressLine(progress)}\n`);
     }
   } finally {
     await store.close();
@@ -105,13 +137,18 @@ export function registerExport(program: Command): void {
   .option('--engine <id>', 'only completions served by this engine')
   .option('--session <id>', 'only this session')
   .option('--format <format>', `row format: ${EXPORT_FORMATS.join(' | ')}`, oneOf('--format', EXPORT_FORMATS), 'train')
+  .option('--preset <trainer>', `a trainer's row shape: ${PRESETS.join(' | ')}`, oneOf('--preset', PRESETS))
+  .option('--status <list>', `session statuses to export, comma-separated, or all (default: finished)`, statusList)
+  .option('--has-reward', 'only traces with a reward')
   .option('--builder <builder>', `trace builder: ${BUILDERS.join(' | ')}`, oneOf('--builder', BUILDERS), 'prefix-merge')
   .option('--min-reward <r>', 'only traces with reward ≥ r', finite)
   .option('--max-reward <r>', 'only traces with reward ≤ r', finite)
   .option('--messages', 'train format: include the conversation as messages')
+  .option('--include-masked', 'keep traces masked by custody (incomplete calls); left out by default')
   .option('--out <file>', 'write to FILE (default: stdout)')
   .option('--no-progress', 'no progress line on stderr when writing to a file')
   .option('--data-dir <dir>', 'data folder (default: $ROLLGATE_DATA_DIR, else the app-data folder)')
+  .option('--topology <file>', 'YAML file describing engines (their tokenizers read chat-mode traces)')
   .action(async (opts: ExportCommandOptions) => {
     await runExport(opts);
   });

@@ -3,14 +3,18 @@ import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { createApp, DEFAULT_UI_DIR } from '../app.js';
 import { ensureUiBuilt } from '../ui-build.js';
+import { LOOPBACK_HOSTS } from '../loopback-host.js';
+import { controlTokenPath, ensureControlToken, refuseTokenInEnv } from '../control-token.js';
 import { defaultDataDir } from '../data-dir.js';
 import { loadTopology } from '../engines/topology.js';
 import { openInBrowser } from '../open-browser.js';
-import { int, onSignals, positive } from './options.js';
+import { FAMILY_NAMES } from '../core/families/index.js';
+import { familyOption, int, onSignals, positive, runtimeChoice, userPath } from './options.js';
+import type { RuntimeChoice } from '../rollouts/runtimes/types.js';
 
 interface ServeOptions {
-  host: string; port: number; dataDir?: string; topology?: string; sim: boolean; controlToken?: string; open?: boolean;
-  engineTimeout: number; engineIdleTimeout: number; maxBodyMb: number; maxConcurrentPerSession: number; allowedHost: string[];
+  host: string; port: number; dataDir?: string; topology?: string; sim: boolean; simFamily?: string; controlTokenFile?: string; open?: boolean;
+  engineTimeout: number; runtime?: RuntimeChoice; engineIdleTimeout: number; maxBodyMb: number; maxConcurrentPerSession: number; allowedHost: string[];
 }
 
 export function registerServe(program: Command): void {
@@ -21,26 +25,37 @@ export function registerServe(program: Command): void {
   .option('--data-dir <dir>', 'data folder')
   .option('--topology <file>', 'YAML file describing engines')
   .option('--no-sim', 'do not start the embedded simulated engines')
-  .option('--control-token <token>', 'token required by the control API (needed off loopback)', process.env.ROLLGATE_CONTROL_TOKEN)
+  .option('--sim-family <family>', `model family the embedded sim engines speak: ${FAMILY_NAMES.join(' | ')}`, familyOption)
+  .option('--control-token-file <file>', 'file (mode 0600) holding the control API token, required off loopback (default: <data-dir>/control-token, created when missing)')
   .option('--engine-timeout <seconds>', 'how long an engine may take to start answering a call (504 after)', positive('--engine-timeout'), 300)
   .option('--engine-idle-timeout <seconds>', 'how long an engine stream may stay silent mid-answer (error after)', positive('--engine-idle-timeout'), 300)
   .option('--max-body-mb <mb>', 'largest agent request body accepted (413 above)', positive('--max-body-mb'), 32)
   .option('--max-concurrent-per-session <n>', 'agent calls one session may have in flight (429 above)', positive('--max-concurrent-per-session'), 64)
   .option('--allowed-host <name...>', 'on loopback, also answer requests addressed to these host names (port forwarders)', (process.env.ROLLGATE_ALLOWED_HOSTS ?? '').split(',').filter(Boolean))
+  .option('--runtime <name>', 'where batch agents run unless a batch says: auto (bwrap on Linux when installed, else local) | bwrap | docker | local (unsandboxed)', runtimeChoice)
   .option('--open', 'open the UI in a browser once ready')
   .action(async (opts: ServeOptions) => {
-    const engines = opts.topology ? loadTopology(opts.topology) : [];
+    refuseTokenInEnv();
+    const dataDir = opts.dataDir ? userPath(opts.dataDir) : defaultDataDir();
+    const engines = opts.topology ? loadTopology(userPath(opts.topology)) : [];
+    // Off loopback the control API needs a token; it lives in a 0600 file, never in argv or the environment.
+    const tokenFile = opts.controlTokenFile ? userPath(opts.controlTokenFile) : controlTokenPath(dataDir);
+    const onLoopback = LOOPBACK_HOSTS.has(opts.host);
+    const token = opts.controlTokenFile || !onLoopback ? ensureControlToken(tokenFile) : null;
     await ensureUiBuilt(DEFAULT_UI_DIR, resolve(DEFAULT_UI_DIR, '..'));
     const app = await createApp({
-      host: opts.host, port: opts.port, dataDir: opts.dataDir ?? defaultDataDir(), sim: opts.sim, engines, controlToken: opts.controlToken,
+      host: opts.host, port: opts.port, dataDir, sim: opts.sim, simFamily: opts.simFamily, engines, controlToken: token?.token,
       engineTimeouts: { headersMs: opts.engineTimeout * 1000, bodyMs: opts.engineIdleTimeout * 1000 },
       bodyLimitBytes: Math.round(opts.maxBodyMb * 1024 * 1024),
       maxConcurrentPerSession: Math.max(1, Math.floor(opts.maxConcurrentPerSession)),
       allowedHosts: opts.allowedHost,
+      rollouts: opts.runtime ? { defaultRuntime: opts.runtime } : undefined,
     });
     onSignals(app.close);
     console.log(`Rollgate listening on ${app.url}`);
-    if (opts.controlToken) console.log(`The control API needs the token: open ${app.url}/?token=<control token> once in the browser.`);
+    if (token) {
+      console.log(`The control API needs the token in ${tokenFile}${token.created ? ' (created now)' : ''}: send it as Authorization: Bearer <token>, or open ${app.url}/?token=<token> once in the browser.`);
+    }
     if (opts.open) openInBrowser(app.url);
   });
 }

@@ -3,30 +3,23 @@
 // (embedded sims) and keeps serving until Ctrl-C, then finishes the session.
 import type { Command } from 'commander';
 import { createApp } from '../app.js';
+import { clientToken } from '../control-token.js';
 import { defaultDataDir } from '../data-dir.js';
 import { loadTopology } from '../engines/topology.js';
 import { int } from './options.js';
+import { call, holdingServer } from './remote.js';
 
 interface SessionOptions {
   harness: string; engine?: string; server?: string; dataDir?: string; port: number; command?: string; topology?: string;
-  sim: boolean; json?: boolean; controlToken?: string;
-}
-
-async function call<T>(base: string, path: string, token: string | undefined, init: RequestInit = {}): Promise<T> {
-  const res = await fetch(`${base.replace(/\/$/, '')}${path}`, {
-    ...init,
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}), ...init.headers },
-  });
-  const body = (await res.json().catch(() => ({}))) as T & { error?: { message?: string } };
-  if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${body.error?.message ?? ''}`.trim());
-  return body;
+  sim: boolean; json?: boolean; controlTokenFile?: string;
 }
 
 async function createAndPrint(base: string, opts: SessionOptions): Promise<string> {
-  const s = await call<{ id: string; key: string }>(base, '/api/sessions', opts.controlToken, {
+  const token = clientToken(opts.controlTokenFile, opts.dataDir ?? defaultDataDir());
+  const s = await call<{ id: string; key: string }>(base, '/api/sessions', token, {
     method: 'POST', body: JSON.stringify({ harness: opts.harness, ...(opts.engine ? { engine: opts.engine } : {}), metadata: { manual: true } }),
   });
-  const snippet = await call<{ shell: string; env: Record<string, string> }>(base, `/api/harnesses/${encodeURIComponent(opts.harness)}/snippet`, opts.controlToken, {
+  const snippet = await call<{ shell: string; env: Record<string, string> }>(base, `/api/harnesses/${encodeURIComponent(opts.harness)}/snippet`, token, {
     method: 'POST', body: JSON.stringify({ sessionId: s.id, key: s.key, workDir: process.cwd(), ...(opts.command ? { command: opts.command } : {}) }),
   });
   if (opts.json) process.stdout.write(`${JSON.stringify(snippet, null, 2)}\n`);
@@ -43,7 +36,7 @@ export function registerSession(program: Command): void {
     .requiredOption('--harness <name>', 'builtin | claude-code | codex | gemini-cli | qwen-code | opencode | command')
     .option('--engine <id>', 'engine id (default: the first engine)')
     .option('--server <url>', 'a running Rollgate (e.g. http://127.0.0.1:8321); default: start one here')
-    .option('--control-token <token>', 'control token of --server', process.env.ROLLGATE_CONTROL_TOKEN)
+    .option('--control-token-file <file>', 'file (mode 0600) with the control token of --server (default: <data-dir>/control-token when present)')
     .option('--data-dir <dir>', 'data folder (when starting Rollgate here)')
     .option('--port <port>', 'port when starting Rollgate here (0 = any free port)', int('port'), 0)
     .option('--topology <file>', 'YAML file describing engines (when starting Rollgate here)')
@@ -55,9 +48,18 @@ export function registerSession(program: Command): void {
         await createAndPrint(opts.server, opts);
         return;
       }
-      const app = await createApp({
-        dataDir: opts.dataDir ?? defaultDataDir(), port: opts.port, sim: opts.sim, engines: opts.topology ? loadTopology(opts.topology) : [],
-      });
+      let app;
+      try {
+        app = await createApp({
+          dataDir: opts.dataDir ?? defaultDataDir(), port: opts.port, sim: opts.sim, engines: opts.topology ? loadTopology(opts.topology) : [], owner: 'rollgate session',
+        });
+      } catch (e) {
+        // A Rollgate already serves this data folder: the session is made there.
+        const running = holdingServer(e);
+        if (!running) throw e;
+        await createAndPrint(running, opts);
+        return;
+      }
       let id: string;
       try {
         id = await createAndPrint(app.url, opts);

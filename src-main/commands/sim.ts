@@ -1,11 +1,12 @@
 // `rollgate sim`: one standalone simulated engine.
 import { InvalidArgumentError, type Command } from 'commander';
+import { FAMILY_NAMES } from '../core/families/index.js';
 import { startSimEngine } from '../engines/sim/index.js';
-import { fraction, int, onSignals } from './options.js';
+import { familyOption, fraction, int, onSignals } from './options.js';
 
 interface SimOptions {
   flavor: 'vllm' | 'sglang'; host: string; port: number; seed: number; skill: number; ttftMs: number; perTokenMs: number;
-  maxModelLen?: number; failureRate: number; dropRate: number; errorRate: number; nonCanonicalRate: number;
+  family?: string; tokenizer?: string; model?: string; maxModelLen?: number; failureRate: number; dropRate: number; errorRate: number; nonCanonicalRate: number; missingIdsRate: number; shortLogprobsRate: number;
 }
 
 export function registerSim(program: Command): void {
@@ -15,6 +16,9 @@ export function registerSim(program: Command): void {
     if (v !== 'vllm' && v !== 'sglang') throw new InvalidArgumentError('flavor must be vllm or sglang');
     return v;
   })
+  .option('--family <family>', `model family it renders, samples and parses like: ${FAMILY_NAMES.join(' | ')} (default: from the tokenizer, else qwen3)`, familyOption)
+  .option('--tokenizer <spec>', "tokenizer: builtin:… or a Hugging Face model folder (default: the family's)")
+  .option('--model <name>', 'served model name (default: a model of the family)')
   .option('--host <host>', 'address to bind', '127.0.0.1')
   .option('--port <port>', 'port (0 = any free port)', int('port'), 0)
   .option('--seed <n>', 'policy seed', int('seed'), 7)
@@ -26,10 +30,12 @@ export function registerSim(program: Command): void {
   .option('--drop-rate <p>', 'share of streams cut mid-answer (connection closed), 0..1', fraction, 0)
   .option('--error-rate <p>', 'share of streams ending in an error event mid-answer, 0..1', fraction, 0)
   .option('--non-canonical-rate <p>', 'share of tokens sampled in a non-canonical split, 0..1', fraction, 0)
+  .option('--missing-ids-rate <p>', 'vLLM chat: share of answers reporting no prompt ids (capture fault), 0..1', fraction, 0)
+  .option('--short-logprobs-rate <p>', 'vLLM chat: share of answers missing their last logprob (capture fault), 0..1', fraction, 0)
   .action(async (opts: SimOptions) => {
     const sim = await startSimEngine({
-      flavor: opts.flavor, host: opts.host, port: opts.port, seed: opts.seed, skill: opts.skill, ttftMs: opts.ttftMs, perTokenMs: opts.perTokenMs,
-      maxModelLen: opts.maxModelLen, failureRate: opts.failureRate, midStreamDropRate: opts.dropRate, midStreamErrorRate: opts.errorRate,
+      flavor: opts.flavor, family: opts.family, tokenizer: opts.tokenizer, model: opts.model, host: opts.host, port: opts.port, seed: opts.seed, skill: opts.skill, ttftMs: opts.ttftMs, perTokenMs: opts.perTokenMs,
+      maxModelLen: opts.maxModelLen, failureRate: opts.failureRate, midStreamDropRate: opts.dropRate, midStreamErrorRate: opts.errorRate, missingIdsRate: opts.missingIdsRate, shortLogprobsRate: opts.shortLogprobsRate,
       nonCanonicalRate: opts.nonCanonicalRate,
     });
     onSignals(sim.close);

@@ -99,7 +99,23 @@ export interface TokenCapture {
 }
 
 export type Dialect = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini';
-export type CompletionStatus = 'ok' | 'error' | 'aborted';
+/**
+ * `incomplete` (custody, DESIGN §9): the call happened but its capture cannot be trusted — lost in a crash
+ * between the engine call and its commit, or malformed (see IncompleteReason). Traces depending on it are masked.
+ */
+export type CompletionStatus = 'ok' | 'error' | 'aborted' | 'incomplete';
+
+export type IncompleteReason =
+  /** The process ended between the engine call (its intent was recorded) and the completion's commit. */
+  | 'lost-in-crash'
+  /** The engine reported no prompt ids, or no output ids for an answer with content. */
+  | 'missing-ids'
+  /** The engine reported a different number of logprobs than output ids. */
+  | 'logprob-count'
+  /** The engine failed after the agent had already received part of the answer. */
+  | 'engine-error-mid-stream';
+
+export const INCOMPLETE_REASONS: readonly IncompleteReason[] = ['lost-in-crash', 'missing-ids', 'logprob-count', 'engine-error-mid-stream'];
 
 export interface Timings { queueMs: number; ttftMs: number | null; totalMs: number }
 
@@ -125,6 +141,8 @@ export interface CompletionRecord extends TokenCapture {
   /** id of the earlier record this one retries (SDK retry with identical body). */
   retryOf: string | null;
   createdAt: number;
+  /** status 'incomplete': why the capture cannot be trusted (absent otherwise). */
+  incompleteReason?: IncompleteReason;
 }
 
 export type SessionStatus = 'active' | 'finished' | 'interrupted' | 'failed';

@@ -3,21 +3,21 @@
 // reject prompt + max_tokens > max_model_len. Token mode knows the prompt length, so it clamps the budget
 // to the room left; chat mode retries once without max_tokens (vLLM then fills the room itself). The body
 // actually sent is what gets recorded as the request served.
+import type { EngineDriver } from './drivers/types.js';
 import { engineRequest } from './http.js';
 import type { EngineError } from './types.js';
 
 const lengths = new Map<string, number>();
 
-/** The replica's context length from its OpenAI-compatible `/v1/models` (`max_model_len`); null when unknown. */
-export async function contextLength(replica: string, signal?: AbortSignal): Promise<number | null> {
+/** The replica's context length where its driver says the engine tells it; null when unknown. */
+export async function contextLength(driver: Pick<EngineDriver, 'contextLength'>, replica: string, signal?: AbortSignal): Promise<number | null> {
   const known = lengths.get(replica);
   if (known !== undefined) return known;
   try {
-    const res = await engineRequest({ baseUrl: replica, path: '/v1/models', signal, timeoutMs: 5000 });
+    const res = await engineRequest({ baseUrl: replica, path: driver.contextLength.path, signal, timeoutMs: 5000 });
     if (res.statusCode !== 200) { await res.body.dump(); return null; }
-    const json = await res.body.json() as { data?: Array<{ max_model_len?: unknown }> };
-    const len = json.data?.[0]?.max_model_len;
-    if (typeof len !== 'number' || !Number.isFinite(len) || len <= 0) return null;
+    const len = driver.contextLength.read(await res.body.json());
+    if (len === null) return null;
     lengths.set(replica, len);
     return len;
   } catch {

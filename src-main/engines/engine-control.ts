@@ -1,22 +1,14 @@
-// Forwards weight-sync pause/resume to the engines' own routes (vLLM /pause, SGLang /pause_generation),
-// after Rollgate has drained its own calls, so trainers can update weights with the engines idle.
+// Forwards weight-sync pause/resume to the engines' own routes (the driver names them), after Rollgate has
+// drained its own calls, so trainers can update weights with the engines idle.
+import { driverFor } from './drivers/index.js';
 import { engineRequest } from './http.js';
 import type { PauseMode } from './pause-gate.js';
-import type { EngineKind } from './types.js';
 
 export interface ForwardResult { engineId: string; replica: string; ok: boolean; status?: number; error?: string }
 
-function pauseRoute(kind: EngineKind, mode: PauseMode): { path: string; body?: unknown } {
-  if (kind === 'vllm') return { path: `/pause?mode=${mode === 'abort' ? 'abort' : 'wait'}` };
-  return { path: '/pause_generation', body: { mode: mode === 'abort' ? 'abort' : 'in_place' } };
-}
-
-function resumeRoute(kind: EngineKind): { path: string; body?: unknown } {
-  return kind === 'vllm' ? { path: '/resume' } : { path: '/continue_generation', body: {} };
-}
-
-export async function forwardToEngine(engineId: string, kind: EngineKind, replica: string, action: 'pause' | 'resume', mode: PauseMode = 'queue'): Promise<ForwardResult> {
-  const route = action === 'pause' ? pauseRoute(kind, mode) : resumeRoute(kind);
+export async function forwardToEngine(engineId: string, kind: string, replica: string, action: 'pause' | 'resume', mode: PauseMode = 'queue'): Promise<ForwardResult> {
+  const driver = driverFor(kind);
+  const route = action === 'pause' ? driver.pauseRoute(mode) : driver.resumeRoute();
   try {
     const res = await engineRequest({ baseUrl: replica, path: route.path, method: 'POST', body: route.body ?? {}, timeoutMs: 30_000 });
     const text = await res.body.text();

@@ -1,11 +1,6 @@
-// Load an engine reports on /metrics (names from the engines reference), for least-loaded routing.
+// Load an engine reports on /metrics (gauge names from its driver), for least-loaded routing.
+import { driverFor } from './drivers/index.js';
 import { engineRequest } from './http.js';
-import type { EngineKind } from './types.js';
-
-const METRICS: Record<EngineKind, { running: string; waiting: string }> = {
-  vllm: { running: 'vllm:num_requests_running', waiting: 'vllm:num_requests_waiting' },
-  sglang: { running: 'sglang:num_running_reqs', waiting: 'sglang:num_queue_reqs' },
-};
 
 /** Sums a Prometheus gauge over its label sets; null when the metric is absent. */
 export function promGauge(text: string, name: string): number | null {
@@ -20,12 +15,12 @@ export function promGauge(text: string, name: string): number | null {
   return total;
 }
 
-export async function readEngineLoad(kind: EngineKind, replica: string, signal?: AbortSignal): Promise<{ running: number; waiting: number } | null> {
+export async function readEngineLoad(kind: string, replica: string, signal?: AbortSignal): Promise<{ running: number; waiting: number } | null> {
   try {
     const res = await engineRequest({ baseUrl: replica, path: '/metrics', signal, timeoutMs: 3000 });
     const text = await res.body.text();
     if (res.statusCode !== 200) return null;
-    const m = METRICS[kind];
+    const m = driverFor(kind).loadMetrics;
     const running = promGauge(text, m.running);
     const waiting = promGauge(text, m.waiting);
     return running === null && waiting === null ? null : { running: running ?? 0, waiting: waiting ?? 0 };

@@ -82,11 +82,18 @@ const bodyTimeouts = new WeakMap<object, number>();
 
 /** An engine's own health route answered 200 (both engines use `/health`). */
 export async function probeHealth(replica: string, signal?: AbortSignal, timeoutMs = 5000): Promise<boolean> {
+  return (await healthProblem(replica, signal, timeoutMs)) === null;
+}
+
+/** Why the replica's health route did not answer 200 (the connection error, or the status), or null when it did. */
+export async function healthProblem(replica: string, signal?: AbortSignal, timeoutMs = 5000): Promise<string | null> {
   try {
     const res = await engineRequest({ baseUrl: replica, path: '/health', signal, timeoutMs });
     await res.body.dump();
-    return res.statusCode === 200;
-  } catch { return false; }
+    return res.statusCode === 200 ? null : `${replica}/health answered HTTP ${res.statusCode}`;
+  } catch (err) {
+    return (err as Error).message;
+  }
 }
 
 /** Reads an error body whatever envelope the engine used (vLLM nested, SGLang flat, plain text). */

@@ -1,15 +1,15 @@
 // Engine pool (DESIGN §4): sticky least-loaded replicas, health checks with backoff, failover of calls
 // that have not reached the agent, the weight-sync pause gate, and the policy version.
 import type { CanonicalDelta } from '../core/types.js';
-import { DEFAULT_ENGINE_TIMEOUTS, type EngineTimeouts } from './http.js';
+import { contextLength } from './context-room.js';
+import { DEFAULT_ENGINE_TIMEOUTS, healthProblem, type EngineTimeouts } from './http.js';
+import { driverFor } from './drivers/index.js';
 import { forwardToEngine, type ForwardResult } from './engine-control.js';
 import { readEngineLoad } from './engine-load.js';
 import { EnginePausedError, PauseGate, type PauseMode } from './pause-gate.js';
 import { ReplicaStats } from './replica-stats.js';
-import { SglangTokenAdapter } from './sglang-token.js';
 import { EngineError, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineResult } from './types.js';
-import { VllmChatAdapter } from './vllm-chat.js';
-import { VllmTokenAdapter } from './vllm-token.js';
+import { TokenModeAdapter } from './token-mode.js';
 
 export { EnginePausedError, type PauseMode } from './pause-gate.js';
 
@@ -62,13 +62,15 @@ export interface PoolRun {
   readonly events: AsyncGenerator<CanonicalDelta, EngineResult, void>;
 }
 
+/** The adapter for an engine's kind and mode: its driver's chat adapter, or the shared token-mode loop. */
 export function createAdapter(config: EngineConfig): EngineAdapter {
-  if (config.kind === 'vllm') return config.mode === 'token' ? new VllmTokenAdapter(config) : new VllmChatAdapter(config);
-  if (config.kind === 'sglang') {
-    if (config.mode === 'chat') throw new Error(`engine ${config.id}: SGLang 0.5.x returns no token ids in chat mode; use mode: token`);
-    return new SglangTokenAdapter(config);
+  const driver = driverFor(config.kind);
+  if (!driver.modes.includes(config.mode)) {
+    throw new Error(`engine ${config.id}: mode: ${driver.missingModes?.[config.mode] ?? `${driver.label} has no ${config.mode} mode`} (modes: ${driver.modes.join(', ')})`);
   }
-  throw new Error(`engine ${(config as EngineConfig).id}: unknown kind ${(config as EngineConfig).kind}`);
+  if (config.mode === 'token') return new TokenModeAdapter(config, driver);
+  if (!driver.chatAdapter) throw new Error(`engine ${config.id}: ${driver.label} has no chat adapter`);
+  return driver.chatAdapter(config);
 }
 
 const MAX_BACKOFF_MS = 30_000;
@@ -112,6 +114,13 @@ export class EnginePool {
   list(): PoolEngine[] { return [...this.engines.values()]; }
   get(id: string): PoolEngine | undefined { return this.engines.get(id); }
   get defaultEngineId(): string | undefined { return this.engines.keys().next().value; }
+
+  /** The engine's whole context length (its first replica's, as the engine reports it); null when unknown. */
+  async contextLength(id: string, signal?: AbortSignal): Promise<number | null> {
+    const e = this.engines.get(id);
+    const replica = e?.config.replicas[0];
+    return e && replica ? contextLength(driverFor(e.config.kind), replica, signal) : null;
+  }
   get inFlightCount(): number { return this.inFlight.size; }
 
   /** A session keeps the replica it got first (the least-loaded healthy one) while that replica is healthy. */
@@ -262,6 +271,28 @@ export class EnginePool {
         this.markUnhealthy(r);
       }
     })));
+  }
+
+  /**
+   * Probes one engine's replicas now (before a batch starts): ok when at least one answers; otherwise
+   * what went wrong with each (connection refused, timeout, HTTP status).
+   */
+  async probeEngine(id: string): Promise<{ ok: boolean; problems: string[] }> {
+    const e = this.engines.get(id);
+    if (!e) return { ok: false, problems: [`unknown engine ${id}`] };
+    const problems: string[] = [];
+    await Promise.all(e.replicas.map(async (r) => {
+      const healthy = await e.adapter.health(r.url);
+      r.lastCheckedAt = Date.now();
+      if (healthy) {
+        r.healthy = true;
+        r.failures = 0;
+        return;
+      }
+      this.markUnhealthy(r);
+      problems.push(`${r.url}: ${(await healthProblem(r.url)) ?? 'health check failed'}`);
+    }));
+    return { ok: problems.length < e.replicas.length, problems };
   }
 
   startHealthChecks(intervalMs = 5000): void {

@@ -1,5 +1,5 @@
 // Collects sampled ids and their logprobs as they stream, and checks they line up (DESIGN §3 invariant).
-import { EngineError } from './types.js';
+import { CaptureError } from './types.js';
 
 export class TokenAccumulator {
   private ids: number[] = [];
@@ -12,7 +12,7 @@ export class TokenAccumulator {
 
   finish(): { outputIds: Int32Array; outputLogprobs: Float32Array } {
     if (this.logprobs.length !== this.ids.length) {
-      throw new EngineError(`engine reported ${this.ids.length} output ids but ${this.logprobs.length} logprobs`, 502, true);
+      throw new CaptureError(`engine reported ${this.ids.length} output ids but ${this.logprobs.length} logprobs`, 'logprob-count');
     }
     return { outputIds: Int32Array.from(this.ids), outputLogprobs: Float32Array.from(this.logprobs) };
   }

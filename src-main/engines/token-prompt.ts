@@ -2,7 +2,7 @@
 // previous request, the previously sampled ids are reused verbatim so nothing is re-tokenized.
 import { isDeepStrictEqual } from 'node:util';
 import type { CanonicalRequest, ChatMessage, TokenCapture } from '../core/types.js';
-import type { ChatTokenizer } from './tokenizer/index.js';
+import type { TokenFormat } from './token-format.js';
 import { DEFAULT_DEVELOPER_ROLE, type DeveloperRole } from './types.js';
 
 export interface TokenPrompt {
@@ -11,15 +11,11 @@ export interface TokenPrompt {
   reusedIds: number;
 }
 
-type History = ReadonlyArray<{ request: CanonicalRequest; capture: TokenCapture }>;
+export type TokenHistory = ReadonlyArray<{ request: CanonicalRequest; capture: TokenCapture }>;
 
 function comparable(m: ChatMessage): unknown {
   const { dialect_extras: _x, ...rest } = m;
   return rest;
-}
-
-function render(tok: ChatTokenizer, req: CanonicalRequest, messages: ChatMessage[], addGenerationPrompt: boolean, developerRole: DeveloperRole): string {
-  return tok.renderChat(messages, { tools: req.tools, addGenerationPrompt, chatTemplateKwargs: req.chat_template_kwargs, developerRole });
 }
 
 function extendsPrevious(req: CanonicalRequest, prev: CanonicalRequest): boolean {
@@ -32,30 +28,33 @@ function extendsPrevious(req: CanonicalRequest, prev: CanonicalRequest): boolean
 }
 
 /** Prefers the most recent earlier turn this request extends (siblings such as title calls are skipped). */
-export function buildTokenPrompt(tok: ChatTokenizer, req: CanonicalRequest, history: History = [], developerRole: DeveloperRole = DEFAULT_DEVELOPER_ROLE): TokenPrompt {
+export function buildTokenPrompt(fmt: TokenFormat, req: CanonicalRequest, history: TokenHistory = [], developerRole: DeveloperRole = DEFAULT_DEVELOPER_ROLE): TokenPrompt {
   for (let h = history.length - 1; h >= 0; h--) {
-    const reused = reusePrevious(tok, req, history[h]!, developerRole);
+    const reused = reusePrevious(fmt, req, history[h]!, developerRole);
     if (reused) return reused;
   }
-  return { promptIds: Int32Array.from(tok.encode(render(tok, req, req.messages, true, developerRole))), reusedIds: 0 };
+  return { promptIds: Int32Array.from(fmt.tok.encode(fmt.render(req, req.messages, true, developerRole))), reusedIds: 0 };
 }
 
 // Marks the reused assistant turn so the text the template puts after it can be cut out exactly,
 // however the template renders that turn (Qwen3 adds an empty think block only to a final turn).
 const TURN_SENTINEL = 'ROLLGATE_REUSED_TURN_8c1e4f';
 
-function reusePrevious(tok: ChatTokenizer, req: CanonicalRequest, prev: History[number], developerRole: DeveloperRole): TokenPrompt | null {
+function reusePrevious(fmt: TokenFormat, req: CanonicalRequest, prev: TokenHistory[number], developerRole: DeveloperRole): TokenPrompt | null {
+  const { tok, family } = fmt;
   const out = prev.capture.outputIds;
-  if (!out.length || out[out.length - 1] !== tok.eosTokenId || !extendsPrevious(req, prev.request)) return null;
+  const lastId = out[out.length - 1];
+  if (lastId === undefined || !fmt.stopIds.includes(lastId) || !extendsPrevious(req, prev.request)) return null;
   const n = prev.request.messages.length;
   const probe = req.messages.slice();
   probe[n] = { ...probe[n]!, content: TURN_SENTINEL, reasoning: null };
-  const text = render(tok, req, probe, true, developerRole);
+  const text = fmt.render(req, probe, true, developerRole);
   const at = text.indexOf(TURN_SENTINEL);
-  const eosText = tok.tokenText(tok.eosTokenId);
-  const eosAt = at < 0 ? -1 : text.indexOf(eosText, at);
-  if (eosAt < 0) return null;
-  const tail = tok.encode(text.slice(eosAt + eosText.length));
+  // The sampled turn ended on its stop token; the re-render closes that turn with the family's text for it.
+  const endText = family.rerenderedEnd(tok.tokenText(lastId));
+  const endAt = at < 0 ? -1 : text.indexOf(endText, at);
+  if (endAt < 0) return null;
+  const tail = tok.encode(text.slice(endAt + endText.length));
   const reused = prev.capture.promptIds.length + out.length;
   const all = new Int32Array(reused + tail.length);
   all.set(prev.capture.promptIds, 0);

@@ -2,20 +2,34 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { z } from 'zod';
+import { FAMILY_NAMES } from '../core/families/index.js';
+import { driverFor, ENGINE_KINDS } from './drivers/index.js';
 import type { EngineConfig } from './types.js';
 
 export const engineConfigSchema = z.object({
   id: z.string().regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, dot, dash or underscore'),
-  kind: z.enum(['vllm', 'sglang']),
+  kind: z.enum(ENGINE_KINDS),
   replicas: z.array(z.url()).min(1),
   model: z.string().min(1),
   mode: z.enum(['chat', 'token']).optional(),
   tokenizer: z.string().optional(),
+  family: z.enum(FAMILY_NAMES).optional(),
   dataParallelSize: z.number().int().min(1).max(1024).optional(),
   developerRole: z.enum(['system', 'developer']).optional(),
 }).strict();
 
 const topologySchema = z.object({ engines: z.array(engineConfigSchema).min(1) }).strict();
+
+/**
+ * The mode when a config names none: the driver's default (SGLang: token, its chat endpoint returns no
+ * ids), but token wherever the kind has it and a tokenizer or family is named, since then Rollgate reuses
+ * the sampled ids verbatim and multi-turn traces merge exactly (vLLM's chat mode templates itself, and a
+ * re-render of an earlier turn is merged only when it changes whitespace alone, core/trajectory/rerender.ts).
+ */
+export function defaultMode(e: Pick<EngineConfig, 'kind' | 'tokenizer' | 'family'>): EngineConfig['mode'] {
+  const driver = driverFor(e.kind);
+  return (e.tokenizer || e.family) && driver.modes.includes('token') ? 'token' : driver.defaultMode;
+}
 
 /** One engine from the API or the store, validated like a topology entry; throws with the field named. */
 export function parseEngineConfig(value: unknown, source = 'engine'): EngineConfig {
@@ -25,7 +39,7 @@ export function parseEngineConfig(value: unknown, source = 'engine'): EngineConf
     throw new Error(`${source}: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
   }
   const e = result.data;
-  return { ...e, mode: e.mode ?? (e.kind === 'sglang' ? 'token' : 'chat') };
+  return { ...e, mode: e.mode ?? defaultMode(e) };
 }
 
 export function parseTopology(text: string, source = 'topology'): EngineConfig[] {
@@ -40,10 +54,17 @@ export function parseTopology(text: string, source = 'topology'): EngineConfig[]
   return result.data.engines.map((e) => {
     if (ids.has(e.id)) throw new Error(`${source}: duplicate engine id ${e.id}`);
     ids.add(e.id);
-    return { ...e, mode: e.mode ?? (e.kind === 'sglang' ? 'token' : 'chat') };
+    return { ...e, mode: e.mode ?? defaultMode(e) };
   });
 }
 
 export function loadTopology(path: string): EngineConfig[] {
-  return parseTopology(readFileSync(path, 'utf8'), path);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new Error(code === 'ENOENT' ? `topology file not found: ${path}` : `cannot read topology file ${path}: ${(err as Error).message}`);
+  }
+  return parseTopology(text, path);
 }

@@ -2,7 +2,8 @@
 import type { CanonicalDelta, CanonicalRequest, FinishReason, TokenCapture, Usage } from '../core/types.js';
 import type { EngineTimeouts } from './http.js';
 
-export type EngineKind = 'vllm' | 'sglang';
+export type { EngineKind } from './drivers/index.js';
+import type { EngineKind } from './drivers/index.js';
 export type EngineMode = 'chat' | 'token';
 
 export interface EngineConfig {
@@ -11,8 +12,10 @@ export interface EngineConfig {
   replicas: string[];
   model: string;
   mode: EngineMode;
-  /** 'builtin:qwen3' or a local Hugging Face model folder. */
+  /** 'builtin:…' or a local Hugging Face model folder (token mode; default: the family's). */
   tokenizer?: string;
+  /** Token mode: the model family (core/families); default detected from the tokenizer, else qwen3. */
+  family?: string;
   simulated?: boolean;
   /** vLLM/SGLang data-parallel ranks behind one URL; sessions get a sticky rank. */
   dataParallelSize?: number;
@@ -67,5 +70,13 @@ export class EngineError extends Error {
   constructor(message: string, readonly status: number, readonly midStream = false) {
     super(message);
     this.name = 'EngineError';
+  }
+}
+
+/** The engine answered, but what it reported cannot be captured faithfully (custody: recorded `incomplete`). */
+export class CaptureError extends EngineError {
+  constructor(message: string, readonly reason: 'missing-ids' | 'logprob-count') {
+    super(message, 502, true);
+    this.name = 'CaptureError';
   }
 }

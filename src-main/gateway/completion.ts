@@ -1,14 +1,18 @@
 // One agent call: parse in the agent's dialect, run on the session's engine with real streaming,
 // commit the record, and only then send the final frames (DESIGN §3, §5).
 import { createHash, randomBytes } from 'node:crypto';
+import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { DialectCodec, ParseContext, StreamEncoder } from '../core/dialects/codec.js';
 import { DialectError } from '../core/dialects/codec.js';
 import { canonicalResponse } from '../core/response.js';
-import type { CanonicalRequest, CompletionRecord, CompletionStatus, SessionRecord } from '../core/types.js';
+import { captureProblem } from '../core/capture-check.js';
+import type { CanonicalRequest, CompletionRecord, CompletionStatus, Dialect, IncompleteReason, SessionRecord } from '../core/types.js';
 import { EngineAbortedError, EnginePausedError } from '../engines/pool.js';
 import { usageWithReasoning } from '../engines/reasoning-tokens.js';
-import { EngineError, type EngineResult } from '../engines/types.js';
+import { tokenizerSpecOf } from '../engines/token-format.js';
+import { CaptureError, EngineError, type EngineResult } from '../engines/types.js';
+import { StoreUnavailableError } from '../store/index.js';
 import type { GatewayDeps } from './deps.js';
 import { sendDialectError } from './errors.js';
 
@@ -38,14 +42,24 @@ export async function handleCompletion(
   const { canonical, context } = parsed;
   const engineId = session.engineId ?? deps.pool.defaultEngineId;
   if (!engineId || !deps.pool.get(engineId)) return sendDialectError(reply, codec, 503, `engine ${engineId ?? '(none)'} is not configured`);
+  const tooLong = await outputBeyondContext(deps, engineId, canonical.max_tokens);
+  if (tooLong) return sendDialectError(reply, codec, 400, `${MAX_TOKENS_FIELD[codec.dialect]}: ${tooLong}`, 'invalid_request_error');
 
   const state: CallState = { id: randomBytes(12).toString('hex'), created: Math.floor(Date.now() / 1000), startedAt: performance.now(), firstTokenAt: null, admittedAt: () => null };
   const bodyHash = createHash('sha256').update(JSON.stringify(req.body)).digest('hex');
   const retryOf = isSdkRetry(req) ? deps.store.completions.findByBodyHash(session.id, bodyHash)?.id ?? null : null;
   const seq = deps.store.completions.reserveSeq(session.id);
 
+  // Custody (DESIGN §9): the intent is committed before the engine is called; the completion's commit
+  // removes it. One left over after a crash marks the call lost (store.completions.recoverDanglingIntents).
+  try {
+    await deps.store.writer.putIntent({ id: state.id, sessionId: session.id, seq, dialect: codec.dialect, engineId, createdAt: Date.now() });
+  } catch (err) {
+    return sendDialectError(reply, codec, 503, `could not record the call before running it: ${(err as Error).message}`);
+  }
+
   const abort = new AbortController();
-  const onClose = () => { if (!reply.raw.writableFinished) abort.abort(); };
+  const onClose = () => { if (!reply.raw.writableFinished) abort.abort(new Error('client disconnected')); };
   reply.raw.on('close', onClose);
 
   const base = {
@@ -71,12 +85,18 @@ export async function handleCompletion(
       if (canonical.stream) {
         encoder ??= openStream(reply, codec, context, state, canonical);
         write(reply, encoder.delta(step.value));
+        // Backpressure: while the agent does not read, the engine is not read either (its socket fills and it
+        // slows down), so an agent that stops reading holds one socket buffer, not the rest of the answer.
+        const socket = reply.raw.socket;
+        if (socket && socket.writableLength >= socket.writableHighWaterMark) await drained(socket, deps.agentStallMs ?? AGENT_STALL_MS, abort);
       }
       step = await run.next();
     }
     const result: EngineResult = step.value;
-    const usage = await usageWithReasoning(result, deps.pool.get(engineId)?.config.tokenizer ?? 'builtin:qwen3');
+    const usage = await usageWithReasoning(result, tokenizerSpecOf(deps.pool.get(engineId)?.config ?? {}));
     const response = canonicalResponse({ id: state.id, model: canonical.model, created: state.created }, result, result.finishReason, usage, result.stopSequence);
+    const problem = captureProblem(result, response.message);
+    if (problem) throw new CaptureError(problem.message, problem.reason);
     await deps.store.writer.putCompletion(record({
       status: 'ok', requestServed: result.requestServed, response, finishReason: response.finish_reason, usage,
       promptIds: result.promptIds, outputIds: result.outputIds, outputLogprobs: result.outputLogprobs,
@@ -94,14 +114,33 @@ export async function handleCompletion(
     const clientGone = abort.signal.aborted;
     if (err instanceof EnginePausedError) {
       // Refused before reaching an engine: nothing to record, the agent retries after Retry-After.
+      deps.store.writer.dropIntent(state.id).catch((e) => req.log.error({ err: e }, 'could not drop a call intent'));
       return sendDialectError(reply, codec, 429, err.message, undefined, err.retryAfterSec);
+    }
+    if (err instanceof StoreUnavailableError) {
+      // The database is locked elsewhere: nothing can be recorded now, so nothing is acknowledged; the agent
+      // retries after Retry-After.
+      if (clientGone) { reply.raw.destroy(); return; }
+      if (encoder) {
+        write(reply, encoder.error(503, err.message));
+        endStream(reply);
+      } else {
+        sendDialectError(reply, codec, 503, err.message, undefined, err.retryAfterSec);
+      }
+      return;
     }
     const aborted = clientGone || err instanceof EngineAbortedError;
     const status = err instanceof EngineError ? err.status : 500;
-    const message = clientGone ? 'client disconnected' : err instanceof Error ? err.message : String(err);
-    await deps.store.writer.putCompletion(record({ status: aborted ? 'aborted' : 'error', error: message }), { bodyHash })
+    const message = clientGone ? String((abort.signal.reason as Error | undefined)?.message ?? 'client disconnected') : err instanceof Error ? err.message : String(err);
+    // Malformed capture, or the engine failed after the agent had part of the answer: never trainable.
+    const incomplete: IncompleteReason | null = err instanceof CaptureError ? err.reason
+      : !aborted && encoder !== null ? 'engine-error-mid-stream' : null;
+    const recorded: CompletionStatus = incomplete ? 'incomplete' : aborted ? 'aborted' : 'error';
+    await deps.store.writer.putCompletion(record({
+      status: recorded, error: incomplete ? `${incomplete}: ${message}` : message, ...(incomplete ? { incompleteReason: incomplete } : {}),
+    }), { bodyHash })
       .catch((e) => req.log.error({ err: e }, 'could not record failed completion'));
-    deps.events.emit({ type: 'completion', sessionId: session.id, id: state.id, status: aborted ? 'aborted' : 'error' });
+    deps.events.emit({ type: 'completion', sessionId: session.id, id: state.id, status: recorded });
     if (clientGone) { reply.raw.destroy(); return; }
     if (encoder) {
       write(reply, encoder.error(status >= 400 ? status : 502, message));
@@ -114,6 +153,46 @@ export async function handleCompletion(
     // A hijacked stream must always end, whatever failed above, or the agent waits for ever.
     if (encoder && !reply.raw.writableEnded) reply.raw.end();
   }
+}
+
+/** How long an agent may leave its stream unread before the call is given up and its engine call aborted. */
+export const AGENT_STALL_MS = 300_000;
+
+/**
+ * Resolves once the agent's socket has sent what was written (or has closed); gives the call up after `stallMs`.
+ * The socket, not the response: a response's own 'drain' comes only after a write it saw refused, and corked
+ * writes are not.
+ */
+function drained(raw: Socket, stallMs: number, abort: AbortController): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      raw.off('drain', done);
+      raw.off('close', done);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      abort.abort(new Error(`the agent did not read its stream for ${Math.round(stallMs / 1000)} s`));
+      done();
+    }, stallMs);
+    raw.on('drain', done);
+    raw.on('close', done);
+  });
+}
+
+/** Where each dialect asks for the output budget (OpenAI chat also takes max_completion_tokens). */
+const MAX_TOKENS_FIELD: Record<Dialect, string> = {
+  'openai-chat': 'max_tokens', 'openai-responses': 'max_output_tokens', anthropic: 'max_tokens', gemini: 'generationConfig.maxOutputTokens',
+};
+
+/**
+ * An output budget larger than the model's whole context can never be met: the agent is told (400), where a
+ * budget that only overlaps the prompt is fitted into the room left (engines/context-room.ts).
+ */
+async function outputBeyondContext(deps: GatewayDeps, engineId: string, maxTokens: number | undefined): Promise<string | null> {
+  if (maxTokens === undefined || maxTokens <= 4096) return null; // no engine has less context: no need to ask
+  const context = await deps.pool.contextLength(engineId);
+  return context !== null && maxTokens > context ? `${maxTokens} is more than the model's whole context (${context} tokens)` : null;
 }
 
 function isSdkRetry(req: FastifyRequest): boolean {

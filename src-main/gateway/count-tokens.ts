@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { anthropicCodec, encodeAnthropicCountTokens, parseAnthropicCountTokensRequest } from '../core/dialects/anthropic.js';
 import { DialectError, type DialectCodec } from '../core/dialects/codec.js';
 import type { SessionRecord } from '../core/types.js';
+import { tokenizerSpecOf } from '../engines/token-format.js';
 import { loadTokenizer } from '../engines/tokenizer/index.js';
 import { DEFAULT_DEVELOPER_ROLE } from '../engines/types.js';
 import type { GatewayDeps } from './deps.js';
@@ -17,7 +18,7 @@ export async function countAnthropicTokens(deps: GatewayDeps, session: SessionRe
     throw err;
   }
   const engine = deps.pool.get(session.engineId ?? deps.pool.defaultEngineId ?? '');
-  const tok = await loadTokenizer(engine?.config.tokenizer ?? 'builtin:qwen3');
+  const tok = await loadTokenizer(tokenizerSpecOf(engine?.config ?? {}));
   const text = tok.renderChat(canonical.messages, {
     tools: canonical.tools, addGenerationPrompt: true, chatTemplateKwargs: canonical.chat_template_kwargs,
     developerRole: engine?.config.developerRole ?? DEFAULT_DEVELOPER_ROLE,

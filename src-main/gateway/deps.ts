@@ -11,4 +11,6 @@ export interface GatewayDeps {
   turns: SessionTurnCache;
   /** Agent calls one session may have in flight at once (default 64); more get a dialect-shaped 429. */
   maxConcurrentPerSession?: number;
+  /** How long a streaming agent may leave its stream unread before the call is given up (default 300 s). */
+  agentStallMs?: number;
 }

@@ -2,20 +2,19 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { DialectCodec } from '../core/dialects/codec.js';
 import { anthropicCodec } from '../core/dialects/anthropic.js';
-import { handleCompletion } from './completion.js';
 import { countAnthropicTokens } from './count-tokens.js';
 import type { GatewayDeps } from './deps.js';
 import { codecForUrl, dialectRoutes } from './dialects.js';
 import { sendDialectError } from './errors.js';
+import { registerRolloutGateway } from './rollout-gateway.js';
 import { resolveSession } from './session-auth.js';
+import { sessionCaller } from './session-call.js';
 
 const PREFIXES = ['/s/:key', ''];
-export const DEFAULT_MAX_CONCURRENT_PER_SESSION = 64;
 
 export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): Promise<void> {
-  const limit = Math.max(1, deps.maxConcurrentPerSession ?? DEFAULT_MAX_CONCURRENT_PER_SESSION);
-  /** Agent calls in flight per session id. */
-  const inFlight = new Map<string, number>();
+  const call = sessionCaller(deps);
+  registerRolloutGateway(app, deps, call);
   for (const prefix of PREFIXES) {
     // Agents probe their base URL (Claude Code sends `HEAD /`); fastify answers HEAD from GET routes,
     // and the bare origin's GET / is the UI.
@@ -27,21 +26,9 @@ export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): 
       app.post(prefix + route.path, async (req, reply) => {
         const session = resolveSession(deps.store, req);
         if (!session) return sendDialectError(reply, route.codec, 401, unknownKeyMessage(req));
-        if (session.status !== 'active') return sendDialectError(reply, route.codec, 409, `session ${session.id} is ${session.status}; create a new session`);
         const ctx = route.parseContext?.(req) ?? {};
         if ('error' in ctx) return sendDialectError(reply, route.codec, 404, ctx.error);
-        const running = inFlight.get(session.id) ?? 0;
-        if (running >= limit) {
-          return sendDialectError(reply, route.codec, 429, `too many concurrent requests for this session (${running} in flight, limit ${limit}); retry when one finishes`);
-        }
-        inFlight.set(session.id, running + 1);
-        try {
-          await handleCompletion(deps, route.codec, session, req, reply, ctx);
-        } finally {
-          const left = (inFlight.get(session.id) ?? 1) - 1;
-          if (left > 0) inFlight.set(session.id, left);
-          else inFlight.delete(session.id);
-        }
+        await call(route.codec, session, req, reply, ctx);
       });
     }
 

@@ -11,10 +11,10 @@
 //      surrounding quotes/backticks/`**` removed, trailing punctuation (. , ; : ! ?) removed.
 //   3. They match when the normalized strings are equal, or when both read as numbers (commas as
 //      thousands separators allowed) that are equal within 1e-9 (relative), so "42.0" matches "42".
-import { existsSync, readFileSync } from 'node:fs';
-import { resolve, sep } from 'node:path';
+import { existsSync, lstatSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { dirname, resolve, sep } from 'node:path';
 import type { EvaluatorVerdict } from '../store/index.js';
-import { runShell, type ProcessResult } from './runtime.js';
+import type { ProcessResult } from './runtimes/process.js';
 import type { EvaluatorSpec, Task } from './tasks.js';
 
 export type { EvaluatorSpec } from './tasks.js';
@@ -84,11 +84,26 @@ export interface EvaluateContext {
   task: Task;
   /** The agent's final output (stdout, or its end when it was long). */
   finalOutput: string;
+  /** The work folder on the host (where reward files are read). */
   workDir: string;
-  env: Record<string, string>;
-  signal?: AbortSignal;
+  /**
+   * Runs a check command in the work folder, in a fresh sandbox of the run's runtime (fresh HOME, the task's
+   * tests mounted read-only), after every process of the agent is gone (runtimes/types.ts `Sandbox.check`).
+   */
+  runCheck: (command: string, timeoutMs: number) => Promise<ProcessResult>;
   /** Default time limit for check commands. */
   timeoutMs?: number;
+}
+
+/** Whether `dir`, symlinks resolved, is `root` or inside it (a missing `dir` is created by nobody: false). */
+function insideReal(root: string, dir: string): boolean {
+  try {
+    const r = realpathSync(root);
+    const d = realpathSync(dir);
+    return d === r || d.startsWith(r + sep);
+  } catch {
+    return dir === root;
+  }
 }
 
 /** A number alone on the last non-empty line of `stdout`, or null. */
@@ -105,8 +120,8 @@ function describeProcess(r: ProcessResult): string {
   return clip(parts.join('\n'));
 }
 
-async function runCheck(command: string, ctx: EvaluateContext, timeoutMs: number | undefined): Promise<ProcessResult> {
-  return runShell(command, { cwd: ctx.workDir, env: ctx.env, timeoutMs: timeoutMs ?? ctx.timeoutMs ?? 120_000, signal: ctx.signal, maxOutputBytes: 64 * 1024 });
+function runCheck(command: string, ctx: EvaluateContext, timeoutMs: number | undefined): Promise<ProcessResult> {
+  return ctx.runCheck(command, timeoutMs ?? ctx.timeoutMs ?? 120_000);
 }
 
 function processFailure(r: ProcessResult): string | null {
@@ -162,18 +177,20 @@ export async function evaluate(spec: EvaluatorSpec | null, ctx: EvaluateContext)
         return { type: 'command', reward: r.exitCode === 0 ? 1 : 0, output };
       }
       case 'json': {
-        let output = '';
-        if (spec.command) {
-          const r = await runCheck(spec.command, ctx, spec.timeoutMs);
-          output = describeProcess(r);
-          const failure = processFailure(r);
-          if (failure) return { type: 'json', reward: 0, output, error: failure };
-        }
+        // The reward file counts only when the check command wrote it: one the agent left is removed first.
         const rel = spec.path ?? 'reward.json';
         const root = resolve(ctx.workDir);
         const file = resolve(root, rel);
-        if (!file.startsWith(root + sep)) return { type: 'json', reward: 0, output, error: `reward file outside the work folder: ${rel}` };
+        if (!file.startsWith(root + sep)) return { type: 'json', reward: 0, error: `reward file outside the work folder: ${rel}` };
+        // The agent may have left symlinks: read and remove only inside the real work folder.
+        if (!insideReal(root, dirname(file))) return { type: 'json', reward: 0, error: `reward file's folder leaves the work folder: ${rel}` };
+        rmSync(file, { force: true, recursive: true });
+        const r = await runCheck(spec.command, ctx, spec.timeoutMs);
+        let output = describeProcess(r);
+        const failure = processFailure(r);
+        if (failure) return { type: 'json', reward: 0, output, error: failure };
         if (!existsSync(file)) return { type: 'json', reward: 0, output, error: `no reward file ${rel}` };
+        if (!insideReal(root, dirname(file)) || !lstatSync(file).isFile()) return { type: 'json', reward: 0, output, error: `reward file ${rel} is not a plain file in the work folder` };
         const text = readFileSync(file, 'utf8');
         output = clip([output, `${rel}: ${text.trim()}`].filter(Boolean).join('\n'));
         let value: unknown;

@@ -5,22 +5,37 @@
 // start marks running batches `interrupted` (sessions are already marked by the store) and kills
 // leftover agent process groups it can prove are its own.
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { withTraceRewards } from '../core/export/session-traces.js';
 import type { SessionRecord } from '../core/types.js';
 import type { EnginePool } from '../engines/pool.js';
 import type { EventBus } from '../api/events.js';
 import { newSession, sessionUrls } from '../api/sessions.js';
-import type { BatchRecord, BatchStatus, Store } from '../store/index.js';
+import type { BatchRecord, BatchStatus, EvaluatorVerdict, Store } from '../store/index.js';
 import { deliverCallback } from './callback.js';
 import { evaluate, evaluatorFor } from './evaluators.js';
 import { getHarness, listHarnesses, sessionEnv, type Harness, type HarnessContext, type HarnessOptions } from './harnesses/index.js';
 import { installAgent, type InstallProgress } from './install.js';
 import { buildBatchView, type BatchView } from './results.js';
-import { baseEnv, killGroup, prepareRunDirs, runProcess, type ProcessResult } from './runtime.js';
+import { killGroup, type ProcessResult } from './runtimes/process.js';
+import { RUNTIME_CHOICES, getRuntime, resolveRuntime, type Runtime, type RuntimeChoice, type RuntimeName, type Sandbox } from './runtimes/index.js';
+import { SANDBOX_SYSTEM_PATH, baseEnv, nodeBinDir, writeFiles } from './runtimes/run-dirs.js';
+import { BUILTIN_AGENT_PATH } from './harnesses/index.js';
+import { agentInstallDir } from './install.js';
+import { engineFailureOf } from './engine-failure.js';
 import { DatasetError, evaluatorSpec, loadDataset, validateTasks, type EvaluatorSpec, type Task } from './tasks.js';
+import { verifyHarbor, verifySweBench, type RunContainerCheck } from './container-check.js';
+import { ImageBuilder } from './images/builder.js';
+import { TaskImages, type TaskImage } from './images/task-images.js';
+import { dockerClient, removeRunContainers } from './runtimes/docker/index.js';
+
+/** Session metadata without per-trace rewards: those come only from the evaluator or the trainer. */
+function ownMetadata(m: Record<string, unknown>): Record<string, unknown> {
+  const { traceRewards: _dropped, ...rest } = m;
+  return rest;
+}
 
 export class BatchSpecError extends Error {
   readonly statusCode = 400;
@@ -49,6 +64,10 @@ export const batchSpecSchema = z.object({
   evaluator: evaluatorSpec.optional(),
   /** Keep each run's work folder and HOME under <dataDir>/runs/ (default: removed after scoring). */
   keepWorkDirs: z.boolean().optional(),
+  /** Where agents run (DESIGN §7): auto = bwrap on Linux when installed, else local (unsandboxed, with a warning). */
+  runtime: z.enum(RUNTIME_CHOICES as [RuntimeChoice, ...RuntimeChoice[]]).optional(),
+  /** Container image for the docker runtime (a task's own `image` wins). */
+  image: z.string().min(1).optional(),
   name: z.string().max(200).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
 }).strict();
@@ -67,9 +86,24 @@ export interface RolloutManagerOptions {
   callbackBaseDelayMs?: number;
   /** Base folder for dataset file paths given to the API (default: process cwd). */
   cwd?: string;
+  /** Runtime of batches that name none (settings/topology `runtime`, `serve --runtime`); default auto. */
+  defaultRuntime?: RuntimeChoice;
+  /** Serves one session's agent routes on a Unix socket (gateway/run-socket.ts); required by sandboxed runtimes. */
+  serveRunSocket?: (key: string, path: string) => Promise<() => Promise<void>>;
 }
 
 interface Job { task: Task; sampleIndex: number }
+
+export interface RuntimesView {
+  /** The runtime of batches that name none (`serve --runtime`, default auto). */
+  default: RuntimeChoice;
+  /** What that resolves to here (null when it cannot run). */
+  resolved: RuntimeName | null;
+  /** Set when the resolved runtime is local: agents run unsandboxed. */
+  warning?: string;
+  error?: string;
+  runtimes: Array<{ name: RuntimeName; available: boolean; reason?: string }>;
+}
 
 interface ActiveBatch {
   record: BatchRecord;
@@ -79,8 +113,14 @@ interface ActiveBatch {
   engineId: string;
   model: string;
   timeoutMs: number;
+  /** The batch set `timeoutMs` itself (else a Harbor task's own agent timeout applies). */
+  timeoutExplicit: boolean;
+  /** Container tasks' images, resolved once per task. */
+  images: TaskImages;
   evaluator: EvaluatorSpec | null;
   keepWorkDirs: boolean;
+  runtime: Runtime;
+  image: string | undefined;
   abort: AbortController;
   running: Map<string, number | null>;
   /** Live tallies for progress events (the store stays the source of truth for results). */
@@ -101,6 +141,10 @@ export class RolloutManager {
   private closed = false;
   readonly agentsDir: string;
   readonly runsDir: string;
+  /** Builds and finds task images; its cache (image tags) outlives batches. Created on first use. */
+  private imageBuilder: ImageBuilder | null = null;
+  /** Containers of interrupted docker runs removed at start-up (resolves once done). */
+  recoveredContainers: Promise<number> = Promise.resolve(0);
   /** Batches interrupted by the previous process (found at start-up). */
   readonly recovered: { batches: number; runs: number; killedProcesses: number };
 
@@ -110,12 +154,22 @@ export class RolloutManager {
     this.recovered = this.recover();
   }
 
+  private get images(): ImageBuilder {
+    return (this.imageBuilder ??= new ImageBuilder(dockerClient()));
+  }
+
   // ---- start-up recovery ----
 
   private recover(): { batches: number; runs: number; killedProcesses: number } {
     const { store } = this.opts;
     const leftovers = store.runs.listRunning();
     const killed = killLeftoverProcesses(leftovers.map((r) => r.runToken).filter((t): t is string => !!t));
+    // Containers outlive a crashed Rollgate (bwrap sandboxes die with it: --die-with-parent).
+    const inContainers = leftovers.filter((r) => r.batchId && store.batches.get(r.batchId)?.spec.runtime === 'docker').map((r) => r.sessionId);
+    this.recoveredContainers = removeRunContainers(inContainers).catch((err: Error) => {
+      console.error(`rollgate: could not remove the containers of ${inContainers.length} interrupted run(s): ${err.message}`);
+      return 0;
+    });
     const runs = store.runs.markUnfinishedInterrupted();
     const batches = store.batches.markUnfinishedInterrupted();
     // Callbacks that were still being delivered when the previous process stopped.
@@ -127,8 +181,25 @@ export class RolloutManager {
 
   // ---- API ----
 
+  /** Which runtimes this machine has, and what a batch that names none gets (GET /api/runtimes). */
+  async runtimes(): Promise<RuntimesView> {
+    const choice = this.opts.defaultRuntime ?? 'auto';
+    const probe = async (name: RuntimeName) => {
+      const r = await getRuntime(name).available();
+      return r.ok ? { name, available: true } : { name, available: false, reason: r.reason };
+    };
+    const runtimes = await Promise.all((['bwrap', 'docker', 'local'] as const).map(probe));
+    const resolved = resolveRuntime(choice);
+    return {
+      default: choice,
+      resolved: 'error' in resolved ? null : resolved.runtime.name,
+      ...('error' in resolved ? { error: resolved.error } : resolved.warning ? { warning: resolved.warning } : {}),
+      runtimes,
+    };
+  }
+
   /** Validates and starts a batch. Throws BatchSpecError (or DatasetError) on a bad spec: nothing is created. */
-  submit(body: unknown): { id: string } {
+  submit(body: unknown): { id: string; runtime: string; warning?: string } {
     if (this.closed) throw new Error('Rollgate is shutting down');
     const raw = body && typeof body === 'object' && !Array.isArray(body) ? { ...(body as Record<string, unknown>) } : body;
     if (raw && typeof raw === 'object' && 'callback_url' in raw) {
@@ -164,6 +235,17 @@ export class RolloutManager {
       datasetName = 'inline';
     }
 
+    const resolved = resolveRuntime(spec.runtime ?? this.opts.defaultRuntime ?? 'auto');
+    if ('error' in resolved) throw new BatchSpecError(resolved.error);
+    const { runtime, warning } = resolved;
+    const inImage = tasks.find((t) => t.harbor || t.swebench);
+    if (inImage && runtime.name !== 'docker') {
+      throw new BatchSpecError(`task ${inImage.id} runs in its own container image (${inImage.harbor ? 'a Harbor task' : 'a SWE-bench-style row'}): use runtime "docker" (--runtime docker)`);
+    }
+    if (harness.kind === 'reference' && harness.name === 'oracle' && runtime.name !== 'docker') {
+      throw new BatchSpecError('the oracle harness runs a task\'s reference solution inside its image: use runtime "docker"');
+    }
+
     const id = `bat_${randomBytes(8).toString('hex')}`;
     const timeoutMs = spec.timeoutMs ?? harness.defaultTimeoutMs;
     const record: BatchRecord = {
@@ -177,6 +259,9 @@ export class RolloutManager {
         ...(spec.extraArgs ? { extraArgs: spec.extraArgs } : {}),
         ...(spec.evaluator ? { evaluator: spec.evaluator } : {}),
         ...(spec.name ? { name: spec.name } : {}),
+        runtime: runtime.name,
+        ...(warning ? { runtimeWarning: warning } : {}),
+        ...(spec.image ? { image: spec.image } : {}),
         ...(spec.metadata ? { metadata: spec.metadata } : {}),
         ...(harness.agent ? { agent: `${harness.agent.package}@${harness.agent.version}` } : {}),
       },
@@ -189,10 +274,14 @@ export class RolloutManager {
       finishedAt: null,
     };
     this.opts.store.batches.create(record);
+    const abort = new AbortController();
+    const images = new TaskImages(this.images, abort.signal, (taskId, p) => {
+      if (p.phase !== 'cached') this.opts.events.emit({ type: 'batch', id, status: 'running', phase: `image-${p.phase}`, message: `${taskId}: ${p.message ?? p.image}` });
+    });
     const active: ActiveBatch = {
-      record, tasks, harness, options, engineId, model: engine.config.model, timeoutMs,
-      evaluator: spec.evaluator ?? null, keepWorkDirs: spec.keepWorkDirs ?? false,
-      abort: new AbortController(), running: new Map(), done: Promise.resolve(),
+      record, tasks, harness, options, engineId, model: engine.config.model, timeoutMs, timeoutExplicit: spec.timeoutMs !== undefined, images,
+      evaluator: spec.evaluator ?? null, keepWorkDirs: spec.keepWorkDirs ?? false, runtime, image: spec.image,
+      abort, running: new Map(), done: Promise.resolve(),
       stats: { total: tasks.length * spec.n, started: 0, finished: 0, failed: 0, interrupted: 0, rewardSum: 0, rewardN: 0 },
     };
     this.active.set(id, active);
@@ -201,7 +290,8 @@ export class RolloutManager {
       // runBatch handles its own errors; this is a last resort so a batch never stays `running`.
       if (!this.closed) this.finishBatch(active, 'failed', `internal error: ${err.message}`);
     }).finally(() => this.active.delete(id));
-    return { id };
+    if (warning) console.warn(`rollgate: batch ${id}: ${warning}`);
+    return { id, runtime: runtime.name, ...(warning ? { warning } : {}) };
   }
 
   get(id: string): BatchView | null {
@@ -272,6 +362,17 @@ export class RolloutManager {
     b.record = store.batches.update(b.record.id, { status: 'running', startedAt: Date.now() }) ?? b.record;
     this.emitBatch(b.record.id, 'running');
 
+    const usable = await b.runtime.available();
+    if (!usable.ok) {
+      if (!this.closed) this.finishBatch(b, 'failed', `runtime ${b.runtime.name} is not available: ${usable.reason}`);
+      return;
+    }
+    // A dead engine fails the batch now, saying why, instead of every sample after its agent's retries.
+    const engine = await this.opts.pool.probeEngine(b.engineId);
+    if (!engine.ok) {
+      if (!this.closed) this.finishBatch(b, 'failed', `engine ${b.engineId} is unreachable: ${engine.problems.join('; ')}`);
+      return;
+    }
     let bin: string | null = null;
     if (b.harness.agent) {
       try {
@@ -326,8 +427,8 @@ export class RolloutManager {
     const { task, sampleIndex } = job;
     const batchId = b.record.id;
     const groupId = `${batchId}:${task.id}`;
-    const metadata: Record<string, unknown> = { groupId, sampleIndex, batchId, dataset: b.record.spec.dataset, ...(task.metadata ? { task: task.metadata } : {}) };
-    /** The session as stored now, queued writes committed (synchronously): what the agent reported during its run included. */
+    const metadata: Record<string, unknown> = { groupId, sampleIndex, batchId, dataset: b.record.spec.dataset, runtime: b.runtime.name, ...(task.metadata ? { task: task.metadata } : {}) };
+    /** The session as stored now, queued writes committed (synchronously). */
     const stored = (): SessionRecord | null => {
       void store.writer.flush();
       return store.sessions.get(session.id);
@@ -340,8 +441,9 @@ export class RolloutManager {
 
     const ctx: HarnessContext = {
       prompt: task.prompt, taskId: task.id, sessionId: session.id, key: session.key, urls: sessionUrls(this.opts.baseUrl(), session.key),
-      model: b.model, workDir: '', home: '', options: b.options,
+      model: b.model, workDir: '', home: '', options: b.options, task,
     };
+    const timeoutMs = b.timeoutExplicit ? b.timeoutMs : task.harbor?.agentTimeoutMs ?? b.timeoutMs;
     const runToken = randomBytes(12).toString('hex');
     const started = Date.now();
     store.runs.create({
@@ -350,87 +452,132 @@ export class RolloutManager {
     });
 
     let result: ProcessResult;
-    let dirsRoot: string | null = null;
-    let workDir = '';
-    let checkEnv: Record<string, string> = {};
-    try {
-      const root = join(this.runsDir, session.id);
-      dirsRoot = root;
-      ctx.workDir = join(root, 'work');
-      ctx.home = join(root, 'home');
-      const dirs = prepareRunDirs(root, task.files, b.harness.homeFiles(ctx));
-      workDir = dirs.work;
+    let sandbox: Sandbox | null = null;
+    // A task that cannot run (broken Harbor folder, image that does not build) fails alone, with its reason.
+    let taskError: string | null = task.invalid ?? null;
+    let img: TaskImage | null = null;
+    if (!taskError && task.container && b.runtime.name === 'docker') {
+      try {
+        img = await b.images.forTask(task.id, task.container);
+      } catch (e) {
+        taskError = `no image for task ${task.id}: ${(e as Error).message}`;
+      }
+    }
+    if (taskError) {
+      result = { pid: null, exitCode: null, signal: null, timedOut: false, cancelled: b.abort.signal.aborted, spawnError: null, stdout: '', stderr: '', stdoutTail: '', durationMs: Date.now() - started };
+    } else try {
+      sandbox = await b.runtime.prepare({
+        id: session.id, root: join(this.runsDir, session.id), files: task.files, tools: this.toolsFor(b, bin),
+        gateway: { serve: (path) => this.serveSocket(session.key, path), hostBaseUrl: this.opts.baseUrl() },
+        image: img?.image ?? task.image ?? b.image, workdir: img?.workdir ?? task.workdir,
+        workFromImage: !!(task.harbor || task.swebench),
+        mounts: b.harness.mounts?.(task) ?? [],
+        ...(task.container?.memoryMb ? { limits: { memoryMb: task.container.memoryMb } } : {}),
+      });
+      ctx.workDir = sandbox.paths.work;
+      ctx.home = sandbox.paths.home;
+      ctx.urls = sessionUrls(sandbox.baseUrl, session.key);
+      sandbox.writeHome(b.harness.homeFiles(ctx));
       const plan = b.harness.launch(ctx, bin);
-      const env = { ...baseEnv(dirs), ...sessionEnv(ctx), ...plan.env, ROLLGATE_RUN_ID: runToken };
-      checkEnv = { ...baseEnv(dirs), ROLLGATE_SESSION_ID: session.id, ROLLGATE_TASK_ID: task.id, ROLLGATE_AGENT_OUTPUT: join(root, 'agent-output.txt'), ...(task.expected !== undefined ? { ROLLGATE_EXPECTED: task.expected } : {}) };
-      store.runs.update(session.id, { workDir: dirs.work });
+      const systemPath = sandbox.runtime === 'local' ? undefined : SANDBOX_SYSTEM_PATH;
+      const env = { ...baseEnv(sandbox.paths, [], systemPath, sandbox.toolPath(nodeBinDir())), ...sessionEnv(ctx), ...plan.env, ROLLGATE_RUN_ID: runToken };
+      store.runs.update(session.id, { workDir: sandbox.host.work });
       b.running.set(session.id, null);
-      result = await runProcess({
-        file: plan.file, args: plan.args, cwd: dirs.work, env, timeoutMs: b.timeoutMs, signal: b.abort.signal, maxOutputBytes: RUN_OUTPUT_BYTES,
-        onSpawn: (pid) => { b.running.set(session.id, pid); store.runs.update(session.id, { pid }); },
+      result = await sandbox.launch({ ...plan, env }, {
+        timeoutMs, signal: b.abort.signal, maxOutputBytes: RUN_OUTPUT_BYTES,
+        onStart: ({ pid }) => { b.running.set(session.id, pid); store.runs.update(session.id, { pid }); },
       });
     } catch (err) {
       result = { pid: null, exitCode: null, signal: null, timedOut: false, cancelled: false, spawnError: (err as Error).message, stdout: '', stderr: '', stdoutTail: '', durationMs: Date.now() - started };
     } finally {
       b.running.delete(session.id);
     }
-    if (this.closed) return; // shutdown: close() marks what is left as interrupted
+    const dispose = () => sandbox?.dispose(b.keepWorkDirs).catch((err: Error) => console.error(`rollgate: run ${session.id}: cleanup failed: ${err.message}`));
+    if (this.closed) { await dispose(); return; } // shutdown: close() marks what is left as interrupted
 
-    const outcome = result.cancelled ? 'cancelled' : result.spawnError ? 'start_error' : result.timedOut ? 'timeout' : result.exitCode === 0 ? 'ok' : 'agent_error';
-    const agentError = outcome === 'start_error' ? `agent could not start: ${result.spawnError}`
-      : outcome === 'timeout' ? `agent timed out after ${Math.round(b.timeoutMs / 1000)} s`
+    const outcome = result.cancelled ? 'cancelled' : taskError ? 'task_error' : result.spawnError ? 'start_error' : result.timedOut ? 'timeout' : result.exitCode === 0 ? 'ok' : 'agent_error';
+    const agentError = outcome === 'task_error' ? taskError
+      : outcome === 'start_error' ? `agent could not start: ${result.spawnError}`
+      : outcome === 'timeout' ? `agent timed out after ${Math.round(timeoutMs / 1000)} s`
       : outcome === 'agent_error' ? `agent exited with ${result.exitCode ?? result.signal}` : null;
+    const engineFailure = agentError ? engineFailureOf(store.completions.listBySession(session.id)) : null;
     const finalAnswer = result.stdoutTail.trim();
     const common = { exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, stdout: result.stdout, stderr: result.stderr, finalAnswer };
-
-    if (outcome === 'cancelled') {
-      store.runs.update(session.id, { ...common, status: 'done', outcome, error: 'cancelled', finishedAt: Date.now() });
+    const interrupted = async (verdict?: EvaluatorVerdict) => {
+      store.runs.update(session.id, { ...common, status: 'done', outcome: 'cancelled', ...(verdict ? { evaluator: verdict } : {}), error: 'cancelled', finishedAt: Date.now() });
       track.ended = true;
       this.tally(b, 'interrupted', null);
-      await store.writer.updateSession(session.id, { status: 'interrupted', finishedAt: Date.now(), metadata: { ...(stored()?.metadata ?? metadata), outcome } });
+      await store.writer.updateSession(session.id, { status: 'interrupted', finishedAt: Date.now(), metadata: { ...ownMetadata(stored()?.metadata ?? metadata), outcome: 'cancelled' } });
       events.emit({ type: 'session', id: session.id, status: 'interrupted' });
-      this.cleanup(b, dirsRoot);
-      return;
-    }
+      await dispose();
+    };
+    if (outcome === 'cancelled') return interrupted();
 
-    if (dirsRoot) { try { writeFileSync(checkEnv.ROLLGATE_AGENT_OUTPUT, result.stdout); } catch { /* folder gone */ } }
+    // Grading starts only now: the launch resolved after every process of the run was gone.
     const spec = evaluatorFor(task, b.evaluator);
-    const verdict = workDir
-      ? await evaluate(spec, { task, finalOutput: finalAnswer, workDir, env: checkEnv, signal: b.abort.signal })
+    const checkGiven = { ROLLGATE_SESSION_ID: session.id, ROLLGATE_TASK_ID: task.id, ...(task.expected !== undefined ? { ROLLGATE_EXPECTED: task.expected } : {}) };
+    const box = sandbox;
+    const runContainerCheck: RunContainerCheck | null = box && (task.harbor || task.swebench) ? (c) => box.check(
+      { command: c.command, env: { ...checkGiven, ...c.env }, checkFiles: c.checkFiles, outputDir: c.outputDir, fromImage: c.fromImage, agentOutput: result.stdout },
+      { timeoutMs: c.timeoutMs, signal: b.abort.signal, maxOutputBytes: 64 * 1024 },
+    ) : null;
+    const verdict: EvaluatorVerdict = taskError
+      ? { type: task.harbor ? 'harbor' : spec?.type ?? 'none', reward: null, error: taskError }
+      : box && runContainerCheck && task.harbor ? await verifyHarbor(task, box.paths.work, box.host.root, runContainerCheck)
+      : box && runContainerCheck && task.swebench ? await verifySweBench(task, box.paths.work, box.host.root, runContainerCheck)
+      : box ? await evaluate(spec, {
+        task, finalOutput: finalAnswer, workDir: box.host.work,
+        runCheck: (command, timeoutMs) => box.check(
+          { command, env: checkGiven, checkFiles: this.checkFilesFor(task, box.host.root), agentOutput: result.stdout },
+          { timeoutMs, signal: b.abort.signal, maxOutputBytes: 64 * 1024 },
+        ),
+      })
       : { type: spec?.type ?? 'none', reward: spec ? 0 : null, error: 'no work folder (the run could not be prepared)' };
-    if (this.closed) return;
-    if (b.abort.signal.aborted && verdict.error === 'check cancelled') {
-      store.runs.update(session.id, { ...common, status: 'done', outcome: 'cancelled', evaluator: verdict, error: 'cancelled', finishedAt: Date.now() });
-      track.ended = true;
-      this.tally(b, 'interrupted', null);
-      await store.writer.updateSession(session.id, { status: 'interrupted', finishedAt: Date.now(), metadata: { ...(stored()?.metadata ?? metadata), outcome: 'cancelled' } });
-      events.emit({ type: 'session', id: session.id, status: 'interrupted' });
-      this.cleanup(b, dirsRoot);
-      return;
-    }
+    if (this.closed) { await dispose(); return; }
+    if (b.abort.signal.aborted && verdict.error === 'check cancelled') return interrupted(verdict);
 
-    // No evaluator: keep a reward the agent reported itself (POST /api/sessions/:id/finish).
+    // Rewards of batch sessions come only from the evaluator (and later from the trainer's control API):
+    // whatever was reported during the run is not the agent's to decide (issue 18, item 1).
     const current = stored();
-    const reward = verdict.reward ?? current?.reward ?? null;
+    const reward = verdict.reward ?? null;
     const status = outcome === 'ok' && !verdict.error ? 'finished' : 'failed';
-    store.runs.update(session.id, { ...common, status: 'done', outcome, evaluator: verdict, error: agentError, finishedAt: Date.now() });
+    const error = engineFailure ? `${engineFailure}; ${agentError}` : agentError;
+    store.runs.update(session.id, { ...common, status: 'done', outcome, evaluator: verdict, error, finishedAt: Date.now() });
     track.ended = true;
     this.tally(b, status, reward);
     await store.writer.updateSession(session.id, {
       status, reward, finishedAt: Date.now(),
-      // Built on the stored metadata: per-trace rewards the agent reported during the run are kept.
       metadata: withTraceRewards({
-        ...(current?.metadata ?? metadata), outcome, exitCode: result.exitCode, durationMs: result.durationMs,
+        ...ownMetadata(current?.metadata ?? metadata), outcome, exitCode: result.exitCode, durationMs: result.durationMs,
         evaluator: { type: verdict.type, reward: verdict.reward, ...(verdict.error ? { error: verdict.error } : {}) },
-        ...(agentError ? { error: agentError } : {}),
+        ...(error ? { error } : {}),
       }, verdict.traceRewards),
     });
     events.emit({ type: 'session', id: session.id, status });
-    this.cleanup(b, dirsRoot);
+    await dispose();
   }
 
-  private cleanup(b: ActiveBatch, root: string | null): void {
-    if (root && !b.keepWorkDirs) rmSync(root, { recursive: true, force: true, maxRetries: 2 });
+  /** Host paths the agent needs read-only inside a sandbox: Node, and its own install or script. */
+  private toolsFor(b: ActiveBatch, bin: string | null): string[] {
+    const tools = [nodeBinDir()];
+    if (process.versions.electron) tools.push(dirname(process.execPath));
+    if (b.harness.agent && bin) tools.push(agentInstallDir(this.agentsDir, b.harness.agent));
+    if (b.harness.kind === 'builtin') tools.push(BUILTIN_AGENT_PATH);
+    return tools;
+  }
+
+  /** The task's hidden tests as a host folder, written only now (after the agent is gone), outside its work folder. */
+  private checkFilesFor(task: Task, root: string): string | undefined {
+    if (!task.tests) return undefined;
+    if (typeof task.tests === 'string') return isAbsolute(task.tests) ? task.tests : resolve(this.opts.cwd ?? process.cwd(), task.tests);
+    const dir = join(root, 'tests');
+    if (!existsSync(dir)) writeFiles(dir, task.tests);
+    return dir;
+  }
+
+  private serveSocket(key: string, path: string): Promise<() => Promise<void>> {
+    if (!this.opts.serveRunSocket) throw new Error('sandboxed runtimes need the gateway socket (RolloutManagerOptions.serveRunSocket)');
+    return this.opts.serveRunSocket(key, path);
   }
 
   // ---- events and callbacks ----
@@ -487,39 +634,42 @@ export class RolloutManager {
 }
 
 /**
- * Kills the process groups of agents a previous Rollgate process left running. A process is ours only if
- * its environment holds ROLLGATE_RUN_ID=<token> of a run recorded as running (so a reused pid is never
- * touched). Linux only (/proc); elsewhere nothing is done.
+ * The pids of processes that belong to these runs: their environment holds ROLLGATE_RUN_ID=<token>, so a
+ * reused pid is never mistaken for ours. Linux only (/proc); elsewhere none are found.
  */
-export function killLeftoverProcesses(tokens: string[]): number {
-  if (!tokens.length || process.platform !== 'linux') return 0;
+export function runProcesses(tokens: string[]): number[] {
+  if (!tokens.length || process.platform !== 'linux') return [];
   const wanted = new Set(tokens.map((t) => `ROLLGATE_RUN_ID=${t}`));
-  const pgidOf = (pid: string) => {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return [];
+  }
+  return pids.map(Number).filter((pid) => {
+    if (pid === process.pid) return false;
+    try {
+      return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').some((kv) => wanted.has(kv));
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Kills the process groups of agents a previous Rollgate process left running (runs recorded as running). */
+export function killLeftoverProcesses(tokens: string[]): number {
+  const pgidOf = (pid: number | 'self') => {
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
     return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
   };
   let own = -1;
   try { own = pgidOf('self'); } catch { /* keep -1 */ }
   let killed = 0;
-  let pids: string[];
-  try {
-    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
-  } catch {
-    return 0;
-  }
-  for (const pid of pids) {
-    if (Number(pid) === process.pid) continue;
-    let env: string;
-    try {
-      env = readFileSync(`/proc/${pid}/environ`, 'latin1');
-    } catch {
-      continue;
-    }
-    if (!env.split('\0').some((kv) => wanted.has(kv))) continue;
+  for (const pid of runProcesses(tokens)) {
     try {
       const pgid = pgidOf(pid);
       if (pgid > 1 && pgid !== own && killGroup(pgid)) killed++;
-      else { process.kill(Number(pid), 'SIGKILL'); killed++; }
+      else { process.kill(pid, 'SIGKILL'); killed++; }
     } catch { /* gone */ }
   }
   return killed;

@@ -29,7 +29,8 @@ export interface BatchRecord {
 export type BatchPatch = Partial<Pick<BatchRecord, 'status' | 'error' | 'callback' | 'startedAt' | 'finishedAt'>>;
 
 export type RunStatus = 'running' | 'done' | 'interrupted';
-export type RunOutcome = 'ok' | 'agent_error' | 'timeout' | 'cancelled' | 'start_error';
+/** task_error: the task itself could not run (broken task folder, image that does not build). */
+export type RunOutcome = 'ok' | 'agent_error' | 'timeout' | 'cancelled' | 'start_error' | 'task_error';
 
 export interface EvaluatorVerdict {
   type: string;
@@ -39,6 +40,10 @@ export interface EvaluatorVerdict {
   error?: string;
   /** Per-trace rewards the evaluator gave (keys as in `metadata.traceRewards`). */
   traceRewards?: Record<string, number | null>;
+  /** Every named score a Harbor verifier wrote (reward.json), `reward` included. */
+  rewards?: Record<string, number>;
+  /** The agent's changes as a unified diff (git tasks: SWE-bench-style rows, git work folders). */
+  diff?: string;
 }
 
 export interface SessionRunRecord {

@@ -1,7 +1,20 @@
 // Completions repository: typed reads with cached prepared statements. Writes go through the writer.
 import Database from 'better-sqlite3';
 import type { CompletionRecord } from '../core/types.js';
-import { completionParams, rowToCompletion, type CompletionRow } from './rows.js';
+import { DeltaBases } from './delta-bases.js';
+import { DeltaBase } from './json-columns.js';
+import { completionParams, rowNeedsParent, rowToCompletion, type CompletionRow, type EncodedCompletion } from './rows.js';
+
+/** Recorded before an engine call (custody): the id and seq its completion will have. */
+export interface CallIntent {
+  id: string;
+  sessionId: string;
+  seq: number;
+  dialect: CompletionRecord['dialect'];
+  engineId: string;
+  replica?: string;
+  createdAt: number;
+}
 
 export interface CompletionIterateFilter {
   batchId?: string;
@@ -22,6 +35,12 @@ export class CompletionsRepo {
   private readonly countStmt: Database.Statement;
   private readonly maxSeqStmt: Database.Statement;
   private readonly byHashStmt: Database.Statement;
+  private readonly existsStmt: Database.Statement;
+  private readonly insertIntentStmt: Database.Statement;
+  private readonly deleteIntentStmt: Database.Statement;
+  private readonly recentWithIdsStmt: Database.Statement;
+  /** Candidate parents for delta storage (delta-bases.ts). */
+  private readonly bases = new DeltaBases();
   private readonly reserved = new Map<string, number>();
   /** @internal set by openStore */
   pending: PendingView | null = null;
@@ -33,10 +52,13 @@ export class CompletionsRepo {
     this.insertStmt = db.prepare(`INSERT OR REPLACE INTO completions
       (id, session_id, seq, dialect, engine_id, replica, policy_version, request_received, request_served, response,
        finish_reason, usage, queue_ms, ttft_ms, total_ms, status, error, retry_of, created_at, body_hash,
-       n_prompt, n_output, prompt_ids, output_ids, output_logprobs)
+       n_prompt, n_output, incomplete_reason, parent_id, prompt_base, prompt_ids, output_ids, output_logprobs)
       VALUES (@id, @session_id, @seq, @dialect, @engine_id, @replica, @policy_version, @request_received, @request_served,
        @response, @finish_reason, @usage, @queue_ms, @ttft_ms, @total_ms, @status, @error, @retry_of, @created_at,
-       @body_hash, @n_prompt, @n_output, @prompt_ids, @output_ids, @output_logprobs)`);
+       @body_hash, @n_prompt, @n_output, @incomplete_reason, @parent_id, @prompt_base, @prompt_ids, @output_ids, @output_logprobs)`);
+    this.insertIntentStmt = db.prepare(`INSERT OR REPLACE INTO call_intents (id, session_id, seq, dialect, engine_id, replica, created_at)
+      VALUES (@id, @session_id, @seq, @dialect, @engine_id, @replica, @created_at)`);
+    this.deleteIntentStmt = db.prepare('DELETE FROM call_intents WHERE id = ?');
     this.getStmt = db.prepare('SELECT * FROM completions WHERE id = ?');
     this.bySessionStmt = db.prepare('SELECT * FROM completions WHERE session_id = ? ORDER BY seq, created_at, id');
     this.countStmt = db.prepare('SELECT COUNT(*) AS n FROM completions WHERE session_id = ?');
@@ -44,16 +66,25 @@ export class CompletionsRepo {
     this.byHashStmt = db.prepare(
       'SELECT * FROM completions WHERE session_id = ? AND body_hash = ? ORDER BY seq DESC, created_at DESC LIMIT 1',
     );
+    this.existsStmt = db.prepare('SELECT 1 FROM completions WHERE id = ?').pluck();
+    this.recentWithIdsStmt = db.prepare(
+      'SELECT id FROM completions WHERE session_id = ? AND n_prompt > 0 ORDER BY seq DESC, created_at DESC LIMIT 3',
+    ).pluck();
   }
 
   get(id: string): CompletionRecord | null {
-    const row = this.getStmt.get(id) as CompletionRow | undefined;
-    return row ? rowToCompletion(row) : null;
+    return decodeChain(this.getStmt, id);
   }
 
   /** Committed completions of a session, ordered by seq. */
   listBySession(sessionId: string): CompletionRecord[] {
-    return (this.bySessionStmt.all(sessionId) as CompletionRow[]).map(rowToCompletion);
+    return decodeInOrder(this.bySessionStmt.all(sessionId) as CompletionRow[], (id) => decodeChain(this.getStmt, id));
+  }
+
+  /** Custody: the session's incomplete calls, oldest first. */
+  incompleteCalls(sessionId: string): Array<{ completionId: string; reason: string | null; error: string | null }> {
+    return this.db.prepare(`SELECT id AS completionId, incomplete_reason AS reason, error FROM completions
+      WHERE session_id = ? AND status = 'incomplete' ORDER BY seq, created_at, id`).all(sessionId) as Array<{ completionId: string; reason: string | null; error: string | null }>;
   }
 
   countBySession(sessionId: string): number {
@@ -92,7 +123,7 @@ export class CompletionsRepo {
     const p = this.pending?.findPendingByBodyHash(sessionId, hash);
     if (p) return p;
     const row = this.byHashStmt.get(sessionId, hash) as CompletionRow | undefined;
-    return row ? rowToCompletion(row) : null;
+    return row ? rowToCompletion(row, (id) => mustGet(this.getStmt, id, row.id)) : null;
   }
 
   /**
@@ -114,7 +145,20 @@ export class CompletionsRepo {
       if (filter.batchId !== undefined) params.batch_id = filter.batchId;
       if (filter.engineId !== undefined) params.engine_id = filter.engineId;
       if (filter.sessionId !== undefined) params.session_id = filter.sessionId;
-      for (const row of stmt.iterate(params) as IterableIterator<CompletionRow>) yield rowToCompletion(row);
+      const byId = reader.prepare('SELECT * FROM completions WHERE id = ?');
+      // Parents come before their children in this order (a parent's seq is lower), so one session's
+      // decoded records are enough; anything else (a filter left the parent out) is read by id.
+      let session = '';
+      let seen = new Map<string, CompletionRecord>();
+      for (const row of stmt.iterate(params) as IterableIterator<CompletionRow>) {
+        if (row.session_id !== session) {
+          session = row.session_id;
+          seen = new Map();
+        }
+        const rec = rowToCompletion(row, (id) => seen.get(id) ?? mustGet(byId, id, row.id));
+        seen.set(rec.id, rec);
+        yield rec;
+      }
     } finally {
       reader.close();
     }
@@ -122,13 +166,117 @@ export class CompletionsRepo {
 
   // ---- used by the writer inside its transaction ----
 
-  /** @internal Params are pre-encoded with completionParams at enqueue time. */
-  insertEncoded(params: Record<string, unknown>): void {
-    this.insertStmt.run(params);
+  /**
+   * @internal Encoded at enqueue time. A row stored against a parent that did not get committed (its
+   * write failed) is written in full instead.
+   */
+  insertEncoded(enc: EncodedCompletion): void {
+    const parent = enc.params.parent_id as string | null;
+    this.insertStmt.run(parent !== null && !this.existsStmt.get(parent) ? enc.full() : enc.params);
+    // The call's intent goes in the same transaction as its record (custody): never both, never neither.
+    this.deleteIntentStmt.run(enc.params.id);
   }
 
   /** @internal */
-  static encode(rec: CompletionRecord, bodyHash: string | null): Record<string, unknown> {
-    return completionParams(rec, bodyHash);
+  insertIntent(intent: CallIntent): void {
+    this.insertIntentStmt.run({ id: intent.id, session_id: intent.sessionId, seq: intent.seq, dialect: intent.dialect,
+      engine_id: intent.engineId, replica: intent.replica ?? '', created_at: intent.createdAt });
   }
+
+  /** @internal A call that ended without reaching an engine (refused while paused): nothing to record. */
+  deleteIntent(id: string): void {
+    this.deleteIntentStmt.run(id);
+  }
+
+  /**
+   * At start-up, before any call: every intent left over was lost between its engine call and its commit.
+   * Each becomes an `incomplete` completion (reason 'lost-in-crash', no ids), which marks its session
+   * incomplete and masks the traces that depend on it. Returns the calls recovered.
+   */
+  recoverDanglingIntents(now: number = Date.now()): Array<{ id: string; sessionId: string }> {
+    const rows = this.db.prepare('SELECT * FROM call_intents ORDER BY created_at, id').all() as Array<{
+      id: string; session_id: string; seq: number; dialect: string; engine_id: string; replica: string; created_at: number;
+    }>;
+    const run = this.db.transaction(() => {
+      for (const r of rows) {
+        if (!this.existsStmt.get(r.id)) {
+          this.insertStmt.run(completionParams({
+            id: r.id, sessionId: r.session_id, seq: r.seq, dialect: r.dialect as CompletionRecord['dialect'], engineId: r.engine_id,
+            replica: r.replica, policyVersion: 0, requestReceived: null, requestServed: null, response: null, finishReason: null,
+            usage: null, timings: { queueMs: 0, ttftMs: null, totalMs: Math.max(0, now - r.created_at) }, status: 'incomplete',
+            incompleteReason: 'lost-in-crash', error: 'lost-in-crash: the process ended between the engine call and its commit',
+            retryOf: null, createdAt: r.created_at, promptIds: new Int32Array(0), outputIds: new Int32Array(0), outputLogprobs: new Float32Array(0),
+          }, null));
+        }
+        this.deleteIntentStmt.run(r.id);
+      }
+    });
+    run.immediate();
+    return rows.map((r) => ({ id: r.id, sessionId: r.session_id }));
+  }
+
+  /**
+   * @internal Encodes a record for the writer (snapshotting its arrays): against the session's best parent
+   * (delta-bases.ts), and remembers it as a candidate parent of the session's next completions.
+   */
+  encode(rec: CompletionRecord, bodyHash: string | null): EncodedCompletion {
+    const snap: CompletionRecord = { ...rec, promptIds: rec.promptIds.slice(), outputIds: rec.outputIds.slice(), outputLogprobs: rec.outputLogprobs.slice() };
+    if (!this.bases.has(rec.sessionId)) this.seedBases(rec.sessionId);
+    const base = this.bases.choose(rec.sessionId, snap.promptIds);
+    const next = { received: new DeltaBase(snap.requestReceived), served: new DeltaBase(snap.requestServed) };
+    const params = completionParams(snap, bodyHash, base, next);
+    if (snap.promptIds.length > 0) {
+      this.bases.add(snap.sessionId, { id: snap.id, seq: snap.seq, promptIds: snap.promptIds, outputIds: snap.outputIds, ...next });
+    }
+    return { params, full: () => completionParams(snap, bodyHash) };
+  }
+
+  /** A session this process has not written yet: its latest committed completions become candidates. */
+  private seedBases(sessionId: string): void {
+    const ids = this.recentWithIdsStmt.all(sessionId) as string[];
+    const recs = ids.map((id) => this.get(id)).filter((r): r is CompletionRecord => r !== null);
+    this.bases.seed(sessionId, recs.map((r) => ({
+      id: r.id, seq: r.seq, promptIds: r.promptIds, outputIds: r.outputIds,
+      received: new DeltaBase(r.requestReceived), served: new DeltaBase(r.requestServed),
+    })));
+  }
+}
+
+function mustGet(stmt: Database.Statement, id: string, childId: string): CompletionRecord {
+  const rec = decodeChain(stmt, id);
+  if (!rec) throw new Error(`completion ${childId} is stored against ${id}, which is missing`);
+  return rec;
+}
+
+/** One record by id, decoding its chain of parents (oldest first) as far as the row needs it. */
+export function decodeChain(stmt: Database.Statement, id: string): CompletionRecord | null {
+  const first = stmt.get(id) as CompletionRow | undefined;
+  if (!first) return null;
+  const rows = [first];
+  for (let r = first; rowNeedsParent(r);) {
+    const p = stmt.get(r.parent_id) as CompletionRow | undefined;
+    if (!p) throw new Error(`completion ${r.id} is stored against ${r.parent_id}, which is missing`);
+    rows.push(p);
+    r = p;
+  }
+  let rec: CompletionRecord | null = null;
+  for (let i = rows.length - 1; i >= 0; i--) {
+    const parent = rec;
+    rec = rowToCompletion(rows[i]!, () => parent!);
+  }
+  return rec;
+}
+
+/** Rows of one session in seq order; parents outside them are read with `fallback`. */
+export function decodeInOrder(rows: CompletionRow[], fallback: (id: string) => CompletionRecord | null): CompletionRecord[] {
+  const seen = new Map<string, CompletionRecord>();
+  return rows.map((row) => {
+    const rec = rowToCompletion(row, (id) => {
+      const p = seen.get(id) ?? fallback(id);
+      if (!p) throw new Error(`completion ${row.id} is stored against ${id}, which is missing`);
+      return p;
+    });
+    seen.set(rec.id, rec);
+    return rec;
+  });
 }

@@ -1,9 +1,10 @@
 // Store entry point (DESIGN §2 store layer): openStore({ dataDir }) → repositories + the single writer.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { BatchesRepo, SessionRunsRepo } from './batches.js';
 import { EnginesRepo } from './engine-configs.js';
+import { ensurePrivateFolder } from './folder-lock.js';
 import { SettingsRepo } from './settings.js';
 import { CompletionsRepo } from './completions.js';
 import { migrate } from './migrations.js';
@@ -12,17 +13,19 @@ import { RescoresRepo } from './rescores.js';
 import { SessionsRepo } from './sessions.js';
 import { StoreWriter, type WriterOptions } from './writer.js';
 
-export { CompletionsRepo, type CompletionIterateFilter } from './completions.js';
+export { CompletionsRepo, type CallIntent, type CompletionIterateFilter } from './completions.js';
 export {
   BatchesRepo, SessionRunsRepo, type BatchRecord, type BatchPatch, type BatchStatus, type BatchCallbackState,
   type SessionRunRecord, type SessionRunPatch, type RunStatus, type RunOutcome, type EvaluatorVerdict,
 } from './batches.js';
 export { RescoresRepo, type RescoreRecord, type RescoreTraceRecord, type RescoreSummaryJson } from './rescores.js';
 export { SessionsRepo, type SessionListFilter, type SessionPatch, type SessionSummary } from './sessions.js';
-export { StoreWriter, type PutCompletionOptions, type WriterOptions, type WriterStats } from './writer.js';
+export { StoreUnavailableError, StoreWriter, type PutCompletionOptions, type WriterOptions, type WriterStats } from './writer.js';
 export { MIGRATIONS, migrate, type Migration } from './migrations.js';
+export { DataFolderBusyError, lockDataFolder, readFolderOwner, type FolderLock, type FolderOwner } from './folder-lock.js';
 export { POLICY_VERSION_SETTING } from './settings.js';
 export { int32ToBlob, blobToInt32, float32ToBlob, blobToFloat32 } from './token-blobs.js';
+export { promptIdsOf } from './rows.js';
 
 export const DB_FILENAME = 'rollgate.sqlite';
 const BUSY_TIMEOUT_MS = 5000;
@@ -59,9 +62,19 @@ function configure(db: Database.Database): void {
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
 }
 
+/**
+ * The database and its WAL and shared-memory files are readable by this user only (0600). SQLite gives the -wal
+ * and -shm files it creates the main file's mode, so creating that one private first covers them too.
+ */
+function makePrivateFiles(path: string): void {
+  if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
+  for (const f of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
+}
+
 export function openStore(opts: OpenStoreOptions): Store {
-  mkdirSync(opts.dataDir, { recursive: true });
+  ensurePrivateFolder(opts.dataDir);
   const path = join(opts.dataDir, DB_FILENAME);
+  makePrivateFiles(path);
   const db = new Database(path);
   try {
     configure(db);
@@ -74,6 +87,8 @@ export function openStore(opts: OpenStoreOptions): Store {
     const applied = migrate(db);
     // ...and no old page image stays behind in the WAL either.
     if (applied.includes(4)) db.pragma('wal_checkpoint(TRUNCATE)');
+    // Converting to delta storage (7) freed most of the completions' pages: give them back to the disk.
+    if (applied.includes(7) && (db.prepare('SELECT COUNT(*) FROM completions').pluck().get() as number) > 0) db.exec('VACUUM');
   } catch (e) {
     db.close();
     throw e;

@@ -1,12 +1,15 @@
 // Versioned schema migrations: an ordered array, applied once each, recorded in `schema_migrations`
 // (and mirrored into PRAGMA user_version). Never edit a shipped step; append a new one.
 import type Database from 'better-sqlite3';
+import { convertToDeltas } from './delta-migration.js';
 import { RESCORES_MIGRATION } from './rescores.js';
 
 export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** Data conversion run after `sql`, in the same transaction. */
+  run?: (db: Database.Database) => void;
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -141,6 +144,38 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   RESCORES_MIGRATION,
+  {
+    version: 7,
+    name: 'completion-deltas',
+    sql: `
+      -- Delta storage (store/README.md): a row may be stored against an earlier completion of its session.
+      -- prompt_ids then holds only the ids after the parent's first prompt_base tip ids, and the request
+      -- columns may be tagged BLOBs (message-level deltas against the parent's, and/or deflated).
+      ALTER TABLE completions ADD COLUMN parent_id TEXT;
+      ALTER TABLE completions ADD COLUMN prompt_base INTEGER NOT NULL DEFAULT 0;
+    `,
+    run: convertToDeltas,
+  },
+  {
+    version: 8,
+    name: 'custody',
+    sql: `
+      -- Fail-closed custody (DESIGN §9): an intent is committed before each engine call and removed in the
+      -- transaction that commits its completion; one left over at start-up was lost in a crash.
+      CREATE TABLE call_intents (
+        id          TEXT PRIMARY KEY,        -- the completion id the call will be recorded under
+        session_id  TEXT NOT NULL,
+        seq         INTEGER NOT NULL,
+        dialect     TEXT NOT NULL,
+        engine_id   TEXT NOT NULL,
+        replica     TEXT NOT NULL DEFAULT '',
+        created_at  INTEGER NOT NULL
+      );
+      -- status 'incomplete': why the capture cannot be trusted (lost-in-crash | missing-ids | logprob-count | engine-error-mid-stream)
+      ALTER TABLE completions ADD COLUMN incomplete_reason TEXT;
+      CREATE INDEX completions_incomplete ON completions(session_id) WHERE status = 'incomplete';
+    `,
+  },
 ];
 
 /** Applies pending migrations in one IMMEDIATE transaction. Idempotent; returns the versions applied. */
@@ -156,6 +191,7 @@ export function migrate(db: Database.Database, migrations: readonly Migration[] 
     for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
       if (done.has(m.version)) continue;
       db.exec(m.sql);
+      m.run?.(db);
       insert.run(m.version, m.name, Date.now());
       applied.push(m.version);
     }

@@ -23,6 +23,9 @@ export interface SessionSummary extends SessionRecord {
   outputTokens: number;
   /** promptTokens + outputTokens over all the session's completions. */
   totalTokens: number;
+  /** Custody (DESIGN §9): 'incomplete' when any of its calls was lost or captured malformed. */
+  custody: 'complete' | 'incomplete';
+  incompleteCount: number;
 }
 
 const PATCH_FIELDS: ReadonlyArray<[keyof SessionPatch, string]> = [
@@ -44,9 +47,10 @@ export function hashKey(key: string): Buffer {
 export const SUMMARY_COLUMNS = `s.*,
   (SELECT COUNT(*) FROM completions c WHERE c.session_id = s.id) AS completion_count,
   (SELECT COALESCE(SUM(n_prompt), 0) FROM completions c WHERE c.session_id = s.id) AS prompt_tokens,
-  (SELECT COALESCE(SUM(n_output), 0) FROM completions c WHERE c.session_id = s.id) AS output_tokens`;
+  (SELECT COALESCE(SUM(n_output), 0) FROM completions c WHERE c.session_id = s.id) AS output_tokens,
+  (SELECT COUNT(*) FROM completions c WHERE c.session_id = s.id AND c.status = 'incomplete') AS incomplete_count`;
 
-export type SummaryRow = SessionRow & { completion_count: number; prompt_tokens: number; output_tokens: number };
+export type SummaryRow = SessionRow & { completion_count: number; prompt_tokens: number; output_tokens: number; incomplete_count: number };
 
 export function rowToSummary(r: SummaryRow): SessionSummary {
   return {
@@ -55,6 +59,8 @@ export function rowToSummary(r: SummaryRow): SessionSummary {
     promptTokens: r.prompt_tokens,
     outputTokens: r.output_tokens,
     totalTokens: r.prompt_tokens + r.output_tokens,
+    custody: r.incomplete_count > 0 ? 'incomplete' : 'complete',
+    incompleteCount: r.incomplete_count,
   };
 }
 
@@ -85,7 +91,7 @@ export class SessionsRepo {
        WHERE id = @id`,
     );
     this.interruptStmt = db.prepare(
-      `UPDATE sessions SET status = 'interrupted', finished_at = COALESCE(finished_at, @now) WHERE status = 'active'`,
+      `UPDATE sessions SET status = 'interrupted', finished_at = COALESCE(finished_at, @now) WHERE status = 'active' AND batch_id IS NOT NULL`,
     );
   }
 
@@ -135,8 +141,12 @@ export class SessionsRepo {
     return this.get(id);
   }
 
-  /** At startup: every `active` session becomes `interrupted`. Returns how many changed. */
-  markUnfinishedInterrupted(now: number = Date.now()): number {
+  /**
+   * At startup: every `active` session of a batch becomes `interrupted` (its agent was a child of the process
+   * that died). Manual and trainer sessions stay `active`: their agents run elsewhere and may carry on.
+   * Returns how many changed.
+   */
+  markBatchSessionsInterrupted(now: number = Date.now()): number {
     return this.interruptStmt.run({ now }).changes;
   }
 

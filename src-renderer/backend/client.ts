@@ -11,10 +11,12 @@ import type {
   Verdict,
   BatchesResponse,
   BatchSubmit,
+  RuntimesInfo,
   BuilderName,
   CompletionsResponse,
   CreatedSession,
   DatasetInfo,
+  EngineKinds,
   EngineSpec,
   EnginesResponse,
   Harness,
@@ -98,6 +100,11 @@ export interface ExportQuery {
   minReward?: number;
   maxReward?: number;
   messages?: boolean;
+  /** A trainer's row shape (the server maps the base row). */
+  preset?: 'verl' | 'slime' | 'verifiers' | 'trl-sft';
+  /** Session statuses, comma-separated or 'all' (server default: finished). */
+  status?: string;
+  hasReward?: boolean;
 }
 
 export function exportUrl(q: ExportQuery): string {
@@ -110,6 +117,9 @@ export function exportUrl(q: ExportQuery): string {
     minReward: q.minReward,
     maxReward: q.maxReward,
     messages: q.messages ? '1' : undefined,
+    preset: q.preset,
+    status: q.status,
+    hasReward: q.hasReward ? '1' : undefined,
   })}`;
 }
 
@@ -149,6 +159,7 @@ export const api = {
     postJson<{ paused: boolean }>('/api/engines/pause', forward ? { mode, timeoutMs, forward } : { mode, timeoutMs }),
   resume: (forward = false) => postJson<{ paused: boolean; released?: number }>('/api/engines/resume', forward ? { forward } : {}),
   setPolicyVersion: (version: number) => postJson<{ policyVersion: number }>('/api/policy-version', { version }),
+  engineKinds: (signal?: AbortSignal) => getJson<EngineKinds>('/api/engine-kinds', signal),
   addEngine: (spec: EngineSpec) => request<unknown>('POST', '/api/engines', spec),
   updateEngine: (id: string, spec: EngineSpec) => request<unknown>('PUT', `/api/engines/${enc(id)}`, spec),
   removeEngine: (id: string) => request<unknown>('DELETE', `/api/engines/${enc(id)}`),
@@ -160,7 +171,8 @@ export const api = {
 
   batches: (signal?: AbortSignal) => getJson<BatchesResponse>('/api/batches?limit=1000', signal),
   batch: (id: string, signal?: AbortSignal) => getJson<BatchDetail>(`/api/batches/${enc(id)}`, signal),
-  submitBatch: (body: BatchSubmit) => postJson<{ id: string }>('/api/batches', body),
+  submitBatch: (body: BatchSubmit) => postJson<{ id: string; runtime: string; warning?: string }>('/api/batches', body),
+  runtimes: (signal?: AbortSignal) => getJson<RuntimesInfo>('/api/runtimes', signal),
   cancelBatch: (id: string) => postJson<unknown>(`/api/batches/${enc(id)}/cancel`, {}),
 
   batchHealth: (id: string, signal?: AbortSignal) => getJson<BatchHealth>(`/api/batches/${enc(id)}/health`, signal),

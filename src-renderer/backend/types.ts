@@ -74,6 +74,8 @@ export interface Engine {
   model: string;
   mode: string;
   tokenizer?: string;
+  /** Token mode: the model family (null when detected from the tokenizer). */
+  family?: string | null;
   developerRole?: 'system' | 'developer';
   dataParallelSize?: number;
   simulated: boolean;
@@ -96,13 +98,23 @@ export interface EnginesResponse {
 /** Body of the topology routes (POST /api/engines, PUT /api/engines/:id). */
 export interface EngineSpec {
   id: string;
-  kind: 'vllm' | 'sglang';
+  /** One of GET /api/engine-kinds. */
+  kind: string;
   replicas: string[];
   model: string;
   mode: 'chat' | 'token';
   tokenizer?: string;
+  /** Token mode's model family (GET /api/engine-kinds); absent: detected from the tokenizer. */
+  family?: string;
   developerRole?: 'system' | 'developer';
   dataParallelSize?: number;
+}
+
+/** GET /api/engine-kinds: what the topology form can offer. */
+export interface EngineKinds {
+  kinds: Array<{ kind: string; label: string; modes: Array<'chat' | 'token'>; defaultMode: 'chat' | 'token' }>;
+  families: Array<{ name: string; description: string; defaultTokenizer: string }>;
+  tokenizers: Array<{ spec: string; note: string }>;
 }
 
 // ---- rollouts ----
@@ -206,6 +218,19 @@ export interface BatchSubmit {
   concurrency: number;
   name?: string;
   command?: string;
+  /** Where agents run (auto = bwrap on Linux when installed, else local: unsandboxed). */
+  runtime?: RuntimeChoice;
+}
+
+export type RuntimeChoice = 'auto' | 'bwrap' | 'docker' | 'local';
+
+/** GET /api/runtimes */
+export interface RuntimesInfo {
+  default: RuntimeChoice;
+  resolved: 'bwrap' | 'docker' | 'local' | null;
+  warning?: string;
+  error?: string;
+  runtimes: Array<{ name: 'bwrap' | 'docker' | 'local'; available: boolean; reason?: string }>;
 }
 
 // ---- traces ----
@@ -229,7 +254,9 @@ export interface Trace {
   reward: number | null;
   policyVersions: number[];
   breaks: TraceBreak[];
-  proof?: { ok: boolean; turns: Array<{ completionId: string; promptLength: number; outputLength: number }> };
+  proof?: { ok: boolean; turns: Array<{ completionId: string; promptLength: number; outputLength: number; rerendered?: number; outputStart?: number }> };
+  /** Chat-mode re-renders: sampled ids the engine later read as `served` (same text but whitespace). */
+  rerendered?: Array<{ at: number; sampled: number[]; served: number[]; completionId: string; servedIn: string }>;
   origin?: { kind: string; fromTraceId?: string; afterCompletionId?: string; tokenIndex?: number; samePromptAs?: string; reason?: string };
   skipped?: Array<{ completionId: string; reason: string; replacedBy?: string }>;
   taskId?: string | null;
@@ -300,7 +327,7 @@ export interface SessionRun {
   stdout?: string;
   stderr?: string;
   finalAnswer?: string | null;
-  evaluator?: { type: string; reward: number | null; output?: string; error?: string } | null;
+  evaluator?: { type: string; reward: number | null; output?: string; error?: string; rewards?: Record<string, number>; diff?: string } | null;
   error: string | null;
 }
 

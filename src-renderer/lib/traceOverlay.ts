@@ -23,9 +23,13 @@ export function traceOfCompletion(traces: Trace[], completionId: string): { trac
   return null;
 }
 
-/** Prompt lengths per turn: from the proof, else reconstructed from the mask (start of each mask-1 run). */
+/**
+ * Where each turn's output starts in the trace's full sequence: from the proof (after chat-mode re-renders
+ * the engine prompt is longer or shorter than that by the spans' difference), else reconstructed from the
+ * mask (start of each mask-1 run).
+ */
 export function turnPromptLengths(t: Trace): number[] {
-  if (t.proof?.turns?.length) return t.proof.turns.map((x) => x.promptLength);
+  if (t.proof?.turns?.length) return t.proof.turns.map((x) => x.outputStart ?? x.promptLength);
   const P0 = t.promptIds.length;
   const out = [P0];
   for (let i = 1; i < t.lossMask.length; i++) if (t.lossMask[i] === 1 && t.lossMask[i - 1] !== 1) out.push(P0 + i);
@@ -42,7 +46,11 @@ export function completionOverlay(traces: Trace[], c: Completion): Overlay | nul
   const P = c.promptIds.length;
   const O = c.outputIds.length;
   const mask = new Int8Array(P + O);
-  for (let i = 0; i < P; i++) mask[i] = i < P0 ? -1 : (trace.lossMask[i - P0] ?? -1);
+  const toTrace = engineToTrace(trace, trace.proof?.turns?.[turn]?.rerendered ?? 0);
+  for (let i = 0; i < P; i++) {
+    const x = toTrace(i);
+    mask[i] = x < 0 ? 0 : x < P0 ? -1 : (trace.lossMask[x - P0] ?? -1);
+  }
   for (let j = 0; j < O; j++) mask[P + j] = trace.lossMask[L - P0 + j] ?? 1;
   const markers = new Map<number, TokenMarker>();
   turnPromptLengths(trace).forEach((len, k) => {
@@ -50,10 +58,31 @@ export function completionOverlay(traces: Trace[], c: Completion): Overlay | nul
   });
   return {
     mask,
-    logprobAt: (i) => (i >= P0 && i < P ? trace.responseLogprobs[i - P0] : undefined),
+    logprobAt: (i) => {
+      const x = i < P ? toTrace(i) : -1;
+      return x >= P0 ? trace.responseLogprobs[x - P0] : undefined;
+    },
     markers,
     traceId: trace.id,
     turn,
+  };
+}
+
+/**
+ * Maps a position of a turn's engine prompt to the trace's full sequence, given how many re-rendered
+ * spans that prompt holds; -1 inside a span's served ids (the engine read them, the trace keeps the sampled ones).
+ */
+export function engineToTrace(t: Trace, spans: number): (i: number) => number {
+  const list = (t.rerendered ?? []).slice(0, spans);
+  return (i) => {
+    let surplus = 0;
+    for (const s of list) {
+      const start = s.at + surplus;
+      if (i < start) break;
+      if (i < start + s.served.length) return -1;
+      surplus += s.served.length - s.sampled.length;
+    }
+    return i - surplus;
   };
 }
 

@@ -362,12 +362,16 @@ export function BatchView({ id, taskId, q }: { id: string; taskId?: string; q?: 
         <dd>{n}</dd>
         <dt>Concurrency</dt>
         <dd>{batch.spec.concurrency ?? '—'}</dd>
-        {typeof batch.spec.runtime === 'string' && (
-          <>
-            <dt>Runtime</dt>
-            <dd>{batch.spec.runtime === 'local' ? <span className="warn-text">local (unsandboxed)</span> : batch.spec.runtime}</dd>
-          </>
-        )}
+        <dt>Runtime</dt>
+        <dd data-testid="batch-runtime">
+          {String(batch.spec.runtime ?? 'local')}
+          {(batch.spec.runtime ?? 'local') === 'local' && (
+            <>
+              {' '}
+              <span className="badge badge-warn" title="Agents ran as plain processes: they could reach the control API, other sessions and your files">unsandboxed</span>
+            </>
+          )}
+        </dd>
         <dt>Created</dt>
         <dd>{formatTime(batch.createdAt)}</dd>
         <dt>{batch.finishedAt ? 'Duration' : 'Running for'}</dt>

@@ -79,7 +79,7 @@ export function ExportView({ batch: initialBatch }: { batch?: string }) {
     ctrl.current?.abort();
     const ac = new AbortController();
     ctrl.current = ac;
-    const fallback = `rollgate-${q.batch ?? 'all'}-${q.format}-${q.builder}.jsonl`;
+    const fallback = `rollgate-${q.batch ?? 'all'}-${q.preset ?? q.format}-${q.builder}.jsonl`;
     let writer: Writer | null = null;
     if (toFile && picker) {
       try {
@@ -210,7 +210,20 @@ export function ExportView({ batch: initialBatch }: { batch?: string }) {
               ))}
             </div>
           </fieldset>
-          {q.format === 'train' && (
+          <label className="field">
+            <span className="field-label">Trainer preset</span>
+            <select className="input" aria-label="Trainer preset" value={q.preset ?? ''} onChange={(e) => set('preset', (e.target.value || undefined) as ExportQuery['preset'])}>
+              <option value="">none (Rollgate rows)</option>
+              {(['verl', 'slime', 'verifiers', 'trl-sft'] as const).map((p) => <option key={p} value={p}>{p}</option>)}
+            </select>
+          </label>
+          <label className="check field-check">
+            <input type="checkbox" checked={q.status === 'all'} onChange={(e) => set('status', e.target.checked ? 'all' : undefined)} /> include unfinished sessions
+          </label>
+          <label className="check field-check">
+            <input type="checkbox" checked={!!q.hasReward} onChange={(e) => set('hasReward', e.target.checked)} /> only with a reward
+          </label>
+          {q.format === 'train' && !q.preset && (
             <label className="check field-check">
               <input type="checkbox" checked={!!q.messages} onChange={(e) => set('messages', e.target.checked)} /> include messages
             </label>

@@ -4,7 +4,7 @@
 import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import { create } from 'zustand';
 import { api } from '../backend/client.js';
-import type { BatchSubmit } from '../backend/types.js';
+import type { BatchSubmit, RuntimeChoice, RuntimesInfo } from '../backend/types.js';
 import { StatusBadge } from '../components/Badges.js';
 import { HarnessSelect } from '../components/HarnessSelect.js';
 import { Empty, ErrorState, Loading } from '../components/States.js';
@@ -78,10 +78,14 @@ export function LaunchView() {
   const [n, setN] = useState(4);
   const [concurrency, setConcurrency] = useState(4);
   const [name, setName] = useState('');
+  const [runtime, setRuntime] = useState<RuntimeChoice>('auto');
+  const [runtimes, setRuntimes] = useState<RuntimesInfo | null>(null);
+  const [warning, setWarning] = useState<string | null>(null);
   const [submitting, setSubmitting] = useState(false);
   const [error, setError] = useState<{ message: string } | null>(null);
 
   useEffect(() => {
+    api.runtimes().then(setRuntimes, () => setRuntimes(null));
     void catalog.load();
     if (!engines.data) void engines.fetch();
     if (!batches.data) void batches.fetch();
@@ -110,8 +114,10 @@ export function LaunchView() {
     else body.tasks = file!.tasks;
     if (name.trim()) body.name = name.trim();
     if (h?.kind === 'command') body.command = command.trim();
+    if (runtime !== 'auto') body.runtime = runtime;
     try {
-      const { id } = await api.submitBatch(body);
+      const { id, warning: unsandboxed } = await api.submitBatch(body);
+      setWarning(unsandboxed ?? null);
       launched.add(id);
       await batches.fetch({ quiet: true });
     } catch (err) {
@@ -158,7 +164,7 @@ export function LaunchView() {
                 </select>
               ))}
             {source === 'path' && (
-              <input className="input input-wide" aria-label="Dataset path" placeholder="/data/tasks.jsonl (read by the server)" value={path} onChange={(e) => setPath(e.target.value)} />
+              <input className="input input-wide" aria-label="Dataset path" placeholder="/data/tasks.jsonl or a Harbor task folder (read by the server)" value={path} onChange={(e) => setPath(e.target.value)} />
             )}
             {source === 'file' && (
               <span className="file-pick">
@@ -208,6 +214,24 @@ export function LaunchView() {
               </select>
             )}
           </label>
+          <label className="field">
+            <span className="field-label">Runtime</span>
+            <select className="input" aria-label="Runtime" value={runtime} onChange={(e) => setRuntime(e.target.value as RuntimeChoice)}>
+              <option value="auto">auto{runtimes?.resolved ? ` (${runtimes.resolved}${runtimes.resolved === 'local' ? ', UNSANDBOXED' : ''})` : ''}</option>
+              {(runtimes?.runtimes ?? []).map((r) => (
+                <option key={r.name} value={r.name} disabled={!r.available}>
+                  {r.name}
+                  {r.name === 'local' ? ' (unsandboxed)' : ''}
+                  {r.available ? '' : ' — not available'}
+                </option>
+              ))}
+            </select>
+            <span className="field-hint">
+              {runtime === 'local' || (runtime === 'auto' && runtimes?.resolved === 'local')
+                ? 'Agents run as plain processes: they can reach the control API, other sessions and your files, so rewards are not protected.'
+                : 'bwrap and docker sandboxes reach only their own session; grading runs after the agent, out of its reach.'}
+            </span>
+          </label>
           <div className="field-row">
             <label className="field">
               <span className="field-label">Samples per task</span>
@@ -229,6 +253,11 @@ export function LaunchView() {
             {error && (
               <div className="inline-error form-error" role="alert">
                 <strong>Launch failed:</strong> <span className="pre">{error.message}</span>
+              </div>
+            )}
+            {warning && (
+              <div className="inline-error form-error" role="status" data-testid="runtime-warning">
+                <span className="badge badge-warn">unsandboxed</span> {warning}
               </div>
             )}
           </div>

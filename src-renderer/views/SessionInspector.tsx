@@ -31,6 +31,17 @@ function verdictWords(r: SessionRun, reward: number | null): { tone: 'good' | 'b
   return { tone: rw >= 1 ? 'good' : rw <= 0 ? 'bad' : 'warn', text: `${verdict} · reward ${formatReward(rw)}${ev ? ` by the ${ev.type} evaluator` : ''} · ${agent}` };
 }
 
+/** The agent's changes (a unified diff), added and removed lines coloured. */
+function PatchView({ diff }: { diff: string }) {
+  const lines = diff.split('\n');
+  const cls = (l: string) => (l.startsWith('+++') || l.startsWith('---') || l.startsWith('diff ') ? 'patch-file' : l.startsWith('+') ? 'patch-add' : l.startsWith('-') ? 'patch-del' : l.startsWith('@@') ? 'patch-hunk' : undefined);
+  return (
+    <pre className="json-raw run-out run-patch" data-testid="agent-diff">
+      {lines.map((l, i) => <span key={i} className={cls(l)}>{l}{'\n'}</span>)}
+    </pre>
+  );
+}
+
 function RunPanel({ id, finishedKey, reward }: { id: string; finishedKey: string; reward: number | null }) {
   const run = useAsync((signal) => api.run(id, signal), [id, finishedKey]);
   const [toggled, setToggled] = useState<boolean | null>(null);
@@ -58,6 +69,17 @@ function RunPanel({ id, finishedKey, reward }: { id: string; finishedKey: string
       {open && (
         <div className="jsection-body run-body">
           {r.error && <div className="turn-errbox">{r.error}</div>}
+          {r.evaluator?.rewards && Object.keys(r.evaluator.rewards).length > 1 && (
+            <p>
+              <strong>Scores:</strong> <span className="mono">{Object.entries(r.evaluator.rewards).map(([k, v]) => `${k} ${formatReward(v)}`).join(' · ')}</span>
+            </p>
+          )}
+          {r.evaluator?.diff !== undefined && (
+            <>
+              <h3 className="subhead">Agent's changes</h3>
+              {r.evaluator.diff ? <PatchView diff={r.evaluator.diff} /> : <p className="muted">No changes.</p>}
+            </>
+          )}
           {r.finalAnswer && (
             <p>
               <strong>Final answer:</strong> <span className="mono">{r.finalAnswer}</span>

@@ -3,7 +3,7 @@
 // policy version); engine cards with replica figures and add / edit / remove forms (topology routes).
 import { useEffect, useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { api, ApiError } from '../backend/client.js';
-import type { Engine, EngineSpec, PauseMode, Replica } from '../backend/types.js';
+import type { Engine, EngineKinds, EngineSpec, PauseMode, Replica } from '../backend/types.js';
 import { SimulatedBadge } from '../components/Badges.js';
 import { Empty, ErrorState, Loading } from '../components/States.js';
 import { formatInt, formatMs, formatTime } from '../lib/format.js';
@@ -288,16 +288,26 @@ function topologyError(err: unknown, method: string, path: string): string {
 function EngineForm({ initial, onDone, onCancel }: { initial?: Engine; onDone: () => void; onCancel: () => void }) {
   const [spec, setSpec] = useState<EngineSpec>(() => ({
     id: initial?.id ?? '',
-    kind: (initial?.kind as EngineSpec['kind']) ?? 'vllm',
+    kind: initial?.kind ?? 'vllm',
     mode: (initial?.mode as EngineSpec['mode']) ?? 'chat',
     model: initial?.model ?? 'Qwen/Qwen3-8B',
     tokenizer: initial?.tokenizer ?? 'builtin:qwen3',
     replicas: initial?.replicas.map((r) => r.url) ?? [],
     // Settings the form does not show are sent back as they were (PUT replaces the whole config).
+    ...(initial?.family ? { family: initial.family } : {}),
     ...(initial?.developerRole ? { developerRole: initial.developerRole } : {}),
     ...(initial?.dataParallelSize ? { dataParallelSize: initial.dataParallelSize } : {}),
   }));
   const [replicas, setReplicas] = useState((initial?.replicas.map((r) => r.url) ?? []).join('\n'));
+  // Kinds, their modes and the model families come from the server's registries.
+  const [registry, setRegistry] = useState<EngineKinds | null>(null);
+  useEffect(() => {
+    const ac = new AbortController();
+    api.engineKinds(ac.signal).then(setRegistry, () => undefined);
+    return () => ac.abort();
+  }, []);
+  const kinds = registry?.kinds ?? [{ kind: spec.kind, label: spec.kind, modes: [spec.mode], defaultMode: spec.mode }];
+  const modes = kinds.find((k) => k.kind === spec.kind)?.modes ?? [spec.mode];
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const urls = replicas.split(/\s+/).map((s) => s.trim()).filter(Boolean);
@@ -333,16 +343,17 @@ function EngineForm({ initial, onDone, onCancel }: { initial?: Engine; onDone: (
         </label>
         <label className="field">
           <span className="field-label">Kind</span>
-          <select className="input input-narrow" aria-label="Engine kind" value={spec.kind} onChange={(e) => set('kind', e.target.value as EngineSpec['kind'])}>
-            <option value="vllm">vllm</option>
-            <option value="sglang">sglang</option>
+          <select className="input input-narrow" aria-label="Engine kind" value={spec.kind} onChange={(e) => {
+            const k = kinds.find((x) => x.kind === e.target.value);
+            setSpec({ ...spec, kind: e.target.value, mode: k && !k.modes.includes(spec.mode) ? k.defaultMode : spec.mode });
+          }}>
+            {kinds.map((k) => <option key={k.kind} value={k.kind}>{k.kind}</option>)}
           </select>
         </label>
         <label className="field">
           <span className="field-label">Mode</span>
           <select className="input input-narrow" aria-label="Engine mode" value={spec.mode} onChange={(e) => set('mode', e.target.value as EngineSpec['mode'])}>
-            <option value="chat">chat</option>
-            <option value="token">token</option>
+            {modes.map((m) => <option key={m} value={m}>{m}</option>)}
           </select>
         </label>
       </div>
@@ -354,6 +365,13 @@ function EngineForm({ initial, onDone, onCancel }: { initial?: Engine; onDone: (
         <label className="field">
           <span className="field-label">Tokenizer</span>
           <input className="input mono" aria-label="Tokenizer" value={spec.tokenizer ?? ''} onChange={(e) => set('tokenizer', e.target.value)} placeholder="builtin:qwen3 or a local folder" />
+        </label>
+        <label className="field">
+          <span className="field-label">Family (token mode)</span>
+          <select className="input input-narrow" aria-label="Model family" value={spec.family ?? ''} onChange={(e) => setSpec({ ...spec, family: e.target.value || undefined })}>
+            <option value="">from the tokenizer</option>
+            {(registry?.families ?? []).map((f) => <option key={f.name} value={f.name} title={f.description}>{f.name}</option>)}
+          </select>
         </label>
       </div>
       <label className="field">
@@ -434,6 +452,12 @@ function EngineCard({ e, selected, onEdit, onRemoved }: { e: Engine; selected: b
         <dd>{e.mode === 'token' ? 'token (Rollgate renders the template)' : e.mode}</dd>
         <dt>Tokenizer</dt>
         <dd className="mono">{e.tokenizer ?? '—'}</dd>
+        {e.mode === 'token' && (
+          <>
+            <dt>Family</dt>
+            <dd className="mono">{e.family ?? 'from the tokenizer'}</dd>
+          </>
+        )}
         <dt>Replicas</dt>
         <dd>
           {healthy}/{e.replicas.length} healthy{e.failovers ? ` · ${e.failovers} failovers` : ''}{e.queued ? ` · ${e.queued} queued by the pause` : ''}

@@ -7,9 +7,15 @@
 //   - count-notes (`expected: "3"`): the agent counts the lines with its shell tool (`wc -l`) and ends on
 //     "The answer is 3."; the exact-match evaluator reads that from the agent's stdout → 1.
 // The `command` preset runs Claude Code from a command line with placeholders.
+// Every preset runs under bwrap (issue 11): the agent reaches only its own session, through the run's socket.
+// After every batch, no process of its runs is left (found by pid: ROLLGATE_RUN_ID=<the run's token> in
+// /proc/<pid>/environ); Cline, whose CLI otherwise leaves a hub daemon in its own session, is also run
+// unsandboxed (local), where only the preset itself can prevent that.
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getHarness, shellQuote } from '../../src-main/rollouts/harnesses/index.js';
 import { installAgent } from '../../src-main/rollouts/install.js';
+import { killLeftoverProcesses, runProcesses } from '../../src-main/rollouts/manager.js';
 import { loadDataset, type Task } from '../../src-main/rollouts/tasks.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { AGENT_CACHE } from './agent-install.js';
@@ -68,6 +74,19 @@ function checkBatch(view: any, dialect: string) {
   expect(app.store.runs.get(view.tasks[0].samples[0].sessionId)!.evaluator!.output).toMatch(/all tests passed/);
 }
 
+/** Every process the batch's runs started is gone once the batch is done (daemons included). */
+function checkNoProcessLeft(view: any) {
+  const tokens = view.tasks.map((t: any) => app.store.runs.get(t.samples[0].sessionId)!.runToken!);
+  expect(tokens.every(Boolean), 'each run has its token').toBe(true);
+  const left = runProcesses(tokens).map((pid) => `${pid}: ${safeRead(`/proc/${pid}/cmdline`).replace(/\0/g, ' ')}`);
+  killLeftoverProcesses(tokens); // a failing check still leaves nothing running
+  expect(left, 'processes of this batch still running').toEqual([]);
+}
+
+function safeRead(path: string): string {
+  try { return readFileSync(path, 'latin1'); } catch { return '(gone)'; }
+}
+
 /** Rewards and outcomes as expected (what checkBatch asserts in detail). */
 function asExpected(view: any): boolean {
   return view.status === 'completed' && view.tasks.every((t: any) => t.rewards[0] === REWARDS[t.taskId as keyof typeof REWARDS]
@@ -99,26 +118,41 @@ const PRESETS = [
   { harness: 'gemini-cli', dialect: 'gemini', shell: 'run_shell_command', arg: 'command' },
   { harness: 'qwen-code', dialect: 'openai-chat', shell: 'run_shell_command', arg: 'command' },
   { harness: 'opencode', dialect: 'openai-chat', shell: 'bash', arg: 'command' },
+  { harness: 'pi', dialect: 'openai-chat', shell: 'bash', arg: 'command' },
+  // Cline's run_commands takes a list of command lines; each task's list holds one.
+  { harness: 'cline', dialect: 'openai-chat', shell: 'run_commands', arg: 'commands' },
 ] as const;
 
 describe('every CLI preset through the rollout manager', () => {
   for (const p of PRESETS) {
     it(`${p.harness}: check and exact-match rewards on repo-fix + notes tasks`, async () => {
       const agent = getHarness(p.harness)!.agent!;
-      const { view, phases } = await runPresetBatch({ harness: p.harness });
-      expect(view.spec).toMatchObject({ harness: p.harness, agent: `${agent.package}@${agent.version}` });
+      const { view, phases } = await runPresetBatch({ harness: p.harness, runtime: 'bwrap' });
+      expect(view.spec).toMatchObject({ harness: p.harness, agent: `${agent.package}@${agent.version}`, runtime: 'bwrap' });
       expect(phases[0], 'the install step comes first (installed now, or already cached)').toMatch(/^install/);
       checkBatch(view, p.dialect);
+      checkNoProcessLeft(view);
       // Each task's work was done by the agent's own shell tool, exactly once (no client-side retries).
       expect(shellCommands(view, 'fix-greeting', p.shell, p.arg).filter((c) => c.includes('apply-fix'))).toEqual(['node apply-fix.js']);
       expect(shellCommands(view, 'count-notes', p.shell, p.arg).filter((c) => c.includes('notes.txt'))).toEqual([expect.stringMatching(/^wc -l\b.*notes\.txt$/)]);
     });
   }
 
+  it('cline unsandboxed (local runtime): the hub daemon it would start is not left behind', async () => {
+    const { view } = await runPresetBatch({ harness: 'cline', runtime: 'local' });
+    checkBatch(view, 'openai-chat');
+    checkNoProcessLeft(view);
+    // Nothing of Cline's answers to the name of its daemon either (a daemon started without our env).
+    const daemons = readdirSync('/proc').filter((d) => /^\d+$/.test(d))
+      .filter((pid) => safeRead(`/proc/${pid}/cmdline`).includes('--cline-hub-daemon') && safeRead(`/proc/${pid}/cmdline`).includes(AGENT_CACHE));
+    expect(daemons).toEqual([]);
+  });
+
   it('command: Claude Code from a command line with placeholders', async () => {
     const claude = await installAgent(AGENT_CACHE, getHarness('claude-code')!.agent!);
     const command = `ANTHROPIC_BASE_URL={{ANTHROPIC_BASE_URL}} ANTHROPIC_API_KEY={{API_KEY}} CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 ${shellQuote(claude)} -p {{PROMPT}} --model {{MODEL}} --allowedTools Bash`;
-    const { view } = await runPresetBatch({ harness: 'command', command });
+    // The command names the agent by its host path, which only an unsandboxed run can see.
+    const { view } = await runPresetBatch({ harness: 'command', command, runtime: 'local' });
     checkBatch(view, 'anthropic');
     expect(shellCommands(view, 'fix-greeting', 'Bash', 'command')).toEqual(['node apply-fix.js']);
   });

@@ -1,29 +1,17 @@
 // `rollgate eval` and `rollgate session` as child processes (tsx src-main/cli.ts …), temp data dirs.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src-main/store/index.js';
 import { startTestApp } from '../helpers/app.js';
-import { REPO_ROOT } from '../helpers/paths.js';
+import { runCli } from '../helpers/cli.js';
 
-const TSX = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
 const dirs: string[] = [];
 afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
 const tempDir = () => { const d = mkdtempSync(join(tmpdir(), 'rollgate-cli-')); dirs.push(d); return d; };
 
-function rollgate(args: string[], timeoutMs = 150_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(TSX, [join(REPO_ROOT, 'src-main/cli.ts'), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
-  });
-}
+const rollgate = runCli;
 
 describe('rollgate eval', () => {
   it('runs demo:calculator with the builtin agent, shows progress, prints the reward table and exits 0', async () => {
@@ -64,6 +52,24 @@ describe('rollgate eval', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/unknown harness "nope"/);
   }, 60_000);
+
+  it('--runtime: names where agents run; local warns that they are unsandboxed; a wrong name exits 2', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'one.jsonl');
+    writeFileSync(file, '{"id":"a","prompt":"What is 2 + 2?","expected":"4"}\n');
+    const args = ['eval', '--dataset', file, '--harness', 'command', '--command', 'echo "The answer is 4."', '--data-dir', join(dir, 'data')];
+    const local = await rollgate([...args, '--runtime', 'local']);
+    expect(local.code, local.stderr).toBe(0);
+    expect(local.stderr).toMatch(/WARNING: runs are UNSANDBOXED \(runtime local\)/);
+    expect(local.stderr).toMatch(/runtime local\)/);
+    const sandboxed = await rollgate([...args, '--runtime', 'bwrap']);
+    expect(sandboxed.code, sandboxed.stderr).toBe(0);
+    expect(sandboxed.stderr).not.toMatch(/UNSANDBOXED/);
+    expect(sandboxed.stderr).toMatch(/concurrency 4, runtime bwrap\)/);
+    const wrong = await rollgate([...args, '--runtime', 'chroot']);
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stderr).toMatch(/runtime must be one of auto, bwrap, docker, local/);
+  }, 120_000);
 });
 
 describe('rollgate session', () => {

@@ -27,6 +27,21 @@ describe('rollgate sim', () => {
     expect(models.data[0]!.max_model_len).toBe(4096);
   }, 60_000);
 
+  it('--family makes it speak a model family: its model name, its format, its tool calls', async () => {
+    const sim = await startCli(['sim', '--flavor', 'sglang', '--family', 'gpt-oss']);
+    children.push(sim);
+    const models = await (await fetch(`${sim.url}/v1/models`)).json() as { data: Array<{ id: string }> };
+    expect(models.data[0]!.id).toBe('openai/gpt-oss-20b');
+    const tools = [{ type: 'function', function: { name: 'calculator', parameters: { type: 'object', properties: { expression: { type: 'string' } }, required: ['expression'] } } }];
+    const res = await fetch(`${sim.url}/v1/chat/completions`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'openai/gpt-oss-20b', messages: [{ role: 'user', content: 'What is 6*7? Use the calculator.' }], tools }),
+    });
+    const json = await res.json() as { choices: Array<{ message: { tool_calls: Array<{ function: { name: string; arguments: string } }> } }> };
+    expect(json.choices[0]!.message.tool_calls[0]!.function).toEqual({ name: 'calculator', arguments: '{"expression":"6*7"}' });
+    await expect(startCli(['sim', '--flavor', 'vllm', '--family', 'llama'], { timeoutMs: 30_000 })).rejects.toThrow(/family must be one of qwen3, qwen3-coder, gpt-oss, glm45, deepseek-v31/);
+  }, 60_000);
+
   it('rejects a rate outside 0..1', async () => {
     await expect(startCli(['sim', '--flavor', 'vllm', '--drop-rate', '2'], { timeoutMs: 30_000 })).rejects.toThrow(/between 0 and 1/);
   }, 40_000);

@@ -43,7 +43,7 @@ async function apiTraces(sessionId: string, builder = 'prefix-merge'): Promise<T
 
 describe('GET /api/export, train format', () => {
   it('streams one snake_case row per trace, equal to the traces API', async () => {
-    const { res, rows } = await exportRows('?format=train');
+    const { res, rows } = await exportRows('?format=train&status=all');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
     expect(res.headers.get('content-disposition')).toBe('attachment; filename="rollgate-all-train-prefix-merge.jsonl"');
@@ -53,7 +53,8 @@ describe('GET /api/export, train format', () => {
     for (const row of rows) {
       expect(Object.keys(row)).toEqual([
         'trace_id', 'session_id', 'task_id', 'batch_id', 'group_id', 'sample_index', 'engine', 'policy_versions',
-        'prompt_ids', 'response_ids', 'loss_mask', 'response_logprobs', 'reward', 'metadata',
+        'prompt_ids', 'response_ids', 'loss_mask', 'response_logprobs', 'reward', 'masked', 'mask_reason',
+        'is_final', 'num_traces', 'finish_reason', 'truncated', 'turns', 'sampling', 'model', 'tokenizer', 'metadata',
       ]);
       const t = expected.find((x) => x.id === row.trace_id)!;
       expect(row.prompt_ids).toEqual(t.promptIds);
@@ -80,14 +81,15 @@ describe('GET /api/export, train format', () => {
   it('filters by batch, engine, reward range and builder', async () => {
     const sessionsOf = (rows: any[]) => [...new Set(rows.map((r) => r.session_id))].sort();
     expect(sessionsOf((await exportRows('?batch=b1')).rows)).toEqual([ids.v1, ids.v2].sort());
-    expect(sessionsOf((await exportRows('?engine=sim-sglang')).rows)).toEqual([ids.s1, ids.s2].sort());
+    expect(sessionsOf((await exportRows('?engine=sim-sglang&status=all')).rows)).toEqual([ids.s1, ids.s2].sort());
     expect(sessionsOf((await exportRows('?batch=b1&engine=sim-sglang')).rows)).toEqual([]);
     expect(sessionsOf((await exportRows('?minReward=0.5')).rows)).toEqual([ids.v1, ids.s1].sort());
     expect(sessionsOf((await exportRows('?maxReward=0.5')).rows)).toEqual([ids.v2, ids.s1].sort());
     expect(sessionsOf((await exportRows('?minReward=0.2&maxReward=0.7')).rows)).toEqual([ids.s1]);
-    const empty = await exportRows('?batch=nope');
-    expect(empty.res.status).toBe(200);
-    expect(empty.text).toBe('');
+    const unknown = await exportRows('?batch=nope');
+    expect(unknown.res.status).toBe(404);
+    expect((await exportRows('?status=all')).rows.some((r) => r.session_id === ids.s2)).toBe(true);
+    expect((await exportRows('')).rows.some((r) => r.session_id === ids.s2)).toBe(false);
     const perRequest = await exportRows('?builder=per-request&batch=b2');
     const recs = app.store.completions.listBySession(ids.s1).filter((c) => c.status === 'ok');
     expect(perRequest.rows.map((r) => r.metadata.completion_ids[0])).toEqual(recs.map((c) => c.id));
@@ -119,7 +121,7 @@ describe('GET /api/export, train format', () => {
 
 describe('GET /api/export, SFT format', () => {
   it('one messages row per trace, for chat mode (vLLM) and token mode (SGLang) alike', async () => {
-    const { res, rows } = await exportRows('?format=sft');
+    const { res, rows } = await exportRows('?format=sft&status=all');
     expect(res.headers.get('content-disposition')).toContain('rollgate-all-sft-prefix-merge.jsonl');
     const traces = (await Promise.all([ids.v1, ids.v2, ids.s1, ids.s2].map((id) => apiTraces(id)))).flat();
     // One row per conversation: chat-mode chains that broke while the conversation went on are folded
@@ -131,7 +133,8 @@ describe('GET /api/export, SFT format', () => {
       expect([row.trace_id, ...(row.metadata.folded_trace_ids ?? [])].sort()).toEqual(own.sort());
     }
     for (const row of rows) {
-      expect(Object.keys(row).sort()).toEqual(['batch_id', 'messages', 'metadata', 'reward', 'session_id', 'task_id', 'tools', 'trace_id']);
+      expect(Object.keys(row).sort()).toEqual(['batch_id', 'finish_reason', 'is_final', 'messages', 'metadata', 'model', 'num_traces', 'reward', 'sampling', 'session_id',
+        'task_id', 'tokenizer', 'tools', 'trace_id', 'truncated', 'turns']);
       const t = traces.find((x) => x.id === row.trace_id)!;
       const last = app.store.completions.get(t.completionIds.at(-1)!)!;
       const msgs = row.messages as Array<{ role: string; content: unknown; tool_calls?: unknown[]; reasoning?: string }>;
@@ -161,7 +164,7 @@ describe('SFT from another dialect in token mode', () => {
       model: 'Qwen/Qwen3-8B', max_tokens: 512, system: 'Be brief.',
       messages: [{ role: 'user', content: [{ type: 'text', text: 'What is 2+2?' }] }],
     });
-    const { rows } = await exportRows(`?session=${session.id}&format=sft`);
+    const { rows } = await exportRows(`?session=${session.id}&format=sft&status=all`);
     expect(rows).toHaveLength(1);
     const msgs = rows[0].messages as Array<{ role: string; content: unknown }>;
     expect(msgs[0]).toMatchObject({ role: 'system' });

@@ -37,7 +37,7 @@ describe('an engine process killed mid-stream', () => {
   });
 
   for (const [i, d] of AGENT_DIALECTS.entries()) {
-    it(`${d}: the agent gets a ${d} error event and the record says error`, async () => {
+    it(`${d}: the agent gets a ${d} error event and the record says incomplete`, async () => {
       const session = await app.createSession({ engine: `kill-${d}` });
       const stream = await streamUntilOutput(d, dialectCall(d, app.url, session.key, { stream: true }));
       expect(stream.status).toBe(200);
@@ -49,7 +49,8 @@ describe('an engine process killed mid-stream', () => {
         return r.length ? r : null;
       });
       expect(recs).toHaveLength(1);
-      expect(recs[0]!.status).toBe('error');
+      // Custody: the agent already had output, so the capture is incomplete, with the reason.
+      expect(recs[0]).toMatchObject({ status: 'incomplete', incompleteReason: 'engine-error-mid-stream' });
       expect(recs[0]!.error).toMatch(/engine stream|socket|closed|terminated|ended/i);
       expect(recs[0]!.dialect).toBe(d === 'responses' ? 'openai-responses' : d);
     });
@@ -136,14 +137,14 @@ describe('an engine that hangs or answers garbage', () => {
   });
 
   for (const d of AGENT_DIALECTS) {
-    it(`${d}: a stream that stalls after the first token → a ${d} error event, recorded as error`, async () => {
+    it(`${d}: a stream that stalls after the first token → a ${d} error event, recorded as incomplete`, async () => {
       engine.setMode((_req, res) => { sse(res); res.write(chunk(first)); res.write(chunk(token('Hello', 9707))); /* then silence */ });
       const session = await app.createSession({ engine: 'fake' });
       const stream = await streamUntilOutput(d, dialectCall(d, app.url, session.key, { stream: true }));
       const events = await stream.rest();
       expectStreamError(d, events);
       const [rec] = await recordsOf(app, session.id);
-      expect(rec!.status).toBe('error');
+      expect(rec).toMatchObject({ status: 'incomplete', incompleteReason: 'engine-error-mid-stream' });
       expect(rec!.error).toMatch(/stalled: nothing received for 400 ms/);
     });
   }
@@ -177,7 +178,11 @@ describe('an engine that hangs or answers garbage', () => {
             expectErrorBody(d, res.status, res);
           }
           const recs = await recordsOf(app, session.id);
-          expect(recs.map((r) => r.status)).toEqual(['error']);
+          expect(recs).toHaveLength(1);
+          // error before the agent saw anything; incomplete (custody) once it had output or the ids are missing
+          expect(['error', 'incomplete']).toContain(recs[0]!.status);
+          if (g.name === 'chunks missing prompt_token_ids') expect(recs[0]!.incompleteReason).toBe('missing-ids');
+          else if (recs[0]!.status === 'incomplete') expect(recs[0]!.incompleteReason).toBe('engine-error-mid-stream');
           expect(recs[0]!.error).toMatch(g.error);
         }
       }

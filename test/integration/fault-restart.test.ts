@@ -89,9 +89,10 @@ describe('kill -9 of Rollgate under load, then a restart', () => {
       expect(stored.get(id)!.status).toBe('ok');
       expect(stored.get(id)!.sessionId).toBe(received.get(id));
     }
-    // Sessions that were active when the process died are marked interrupted, never lost.
+    // Manual sessions that were active when the process died stay active: their agents carry on after the restart.
     const after = await (await fetch(`${server.url}/api/sessions/${sessions[0]!.id}`)).json() as { status: string };
-    expect(after.status).toBe('interrupted');
+    expect(after.status).toBe('active');
+    expect(await oneCall(server.url, sessions[0]!.key, false, new AbortController().signal)).toBeTruthy();
     // And the restarted server works.
     const fresh = await (await fetch(`${server.url}/api/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json() as { id: string; key: string };
     const freshId = await oneCall(server.url, fresh.key, true, new AbortController().signal);

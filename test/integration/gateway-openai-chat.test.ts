@@ -1,7 +1,7 @@
 // The gateway end to end with the official openai SDK against both sim engines (issue: foundation).
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseQwen3Output } from '../../src-main/core/qwen3/output-parser.js';
+import { parseQwen3Output } from '../../src-main/core/families/qwen3/output-parser.js';
 import { loadTokenizer, type ChatTokenizer } from '../../src-main/engines/tokenizer/index.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 

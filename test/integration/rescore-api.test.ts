@@ -3,7 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sequenceLogprobs } from '../../src-main/engines/sim/logprobs.js';
 import { startSimEngine, type SimEngine } from '../../src-main/engines/sim/index.js';
-import { parseSglangInputLogprobs, parseVllmPromptLogprobs, scoreTokens, sglangScoreBody, vllmScoreBody } from '../../src-main/engines/rescore.js';
+import { parseSglangInputLogprobs, sglangScoreBody } from '../../src-main/engines/drivers/sglang/scoring.js';
+import { parseVllmPromptLogprobs, vllmScoreBody } from '../../src-main/engines/drivers/vllm/scoring.js';
+import { scoreTokens } from '../../src-main/engines/rescore.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { toolSession, type TraceJson } from './traces-agent.js';
 

@@ -73,8 +73,8 @@ describe('command harness', () => {
         task('check-fail', 'echo no > result.txt', { check: 'grep -q yes result.txt' }),
         task('check-number', 'true', { check: 'echo "2 of 4"; echo 0.5' }),
         task('check-timeout', 'true', { check: { type: 'command', command: 'sleep 30', timeoutMs: 300 } }),
-        task('check-json-missing', 'true', { check: { type: 'json', path: 'reward.json' } }),
-        task('json-by-agent', 'echo \'{"reward": 0.75}\' > reward.json', { check: { type: 'json' } }),
+        task('check-json-missing', 'true', { check: { type: 'json', path: 'reward.json', command: 'true' } }),
+        task('json-by-agent', 'echo \'{"reward": 0.75}\' > reward.json', { check: { type: 'json', command: 'true' } }),
         task('no-evaluator', 'echo hi'),
       ],
       harness: 'command', command: 'sh ./agent.sh', n: 1, concurrency: 10, timeoutMs: 1500,
@@ -91,9 +91,10 @@ describe('command harness', () => {
     expect(by('check-number')).toMatchObject({ status: 'finished', reward: 0.5 });
     expect(by('check-timeout')).toMatchObject({ status: 'failed', outcome: 'ok', reward: 0, error: expect.stringMatching(/check timed out/) });
     expect(by('check-json-missing')).toMatchObject({ status: 'failed', reward: 0, error: 'no reward file reward.json' });
-    expect(by('json-by-agent')).toMatchObject({ status: 'finished', reward: 0.75 });
+    // A reward file the agent wrote itself is removed before the check runs: it never counts.
+    expect(by('json-by-agent')).toMatchObject({ status: 'failed', reward: 0, error: 'no reward file reward.json' });
     expect(by('no-evaluator')).toMatchObject({ status: 'finished', reward: null });
-    expect(view.counts).toMatchObject({ total: 10, finished: 6, failed: 4, done: 10 });
+    expect(view.counts).toMatchObject({ total: 10, finished: 5, failed: 5, done: 10 });
 
     // Output and evaluator errors are kept with the session.
     const crash = await app.api(`/api/sessions/${by('crash').sessionId}/run`);
@@ -106,29 +107,39 @@ describe('command harness', () => {
     expect(existsSync(join(app.dataDir, 'runs', by('ok').sessionId))).toBe(false);
   });
 
-  it('keeps per-trace rewards the agent reported during the run and adds the evaluator\'s', async () => {
+  it('takes rewards and per-trace rewards only from the evaluator, never from the agent during its run (issue 18.1)', async () => {
+    const script = "fetch(process.env.OPENAI_BASE_URL+'/chat/completions',{method:'POST',headers:{'content-type':'application/json',authorization:'Bearer '+process.env.OPENAI_API_KEY},"
+      + "body:JSON.stringify({model:process.env.OPENAI_MODEL,messages:[{role:'user',content:'What is 2 + 2?'}]})}).then(r=>r.json()).then(j=>console.log(j.choices[0].message.content))";
     const agent = [
-      // The agent reports one trace's reward itself, through the control API of the Rollgate it talks to.
-      `node -e "const base = process.env.OPENAI_BASE_URL.replace(/\\/s\\/.*$/, ''); fetch(base + '/api/sessions/' + process.env.ROLLGATE_SESSION_ID + '/finish', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ traceRewards: { 'chatcmpl-aaaaaaaaaaaaaaaaaaaaaaaa': 1 } }) }).then((r) => process.exit(r.ok ? 0 : 9))"`,
-      `echo '{"reward": 0.75, "traceRewards": {"chatcmpl-bbbbbbbbbbbbbbbbbbbbbbbb": 0}}' > reward.json`,
+      `node -e "${script}"`,
+      // An unsandboxed agent reaches the control API of the Rollgate it talks to and tries to reward itself.
+      `node -e "const base = process.env.OPENAI_BASE_URL.replace(/\\/s\\/.*$/, ''); fetch(base + '/api/sessions/' + process.env.ROLLGATE_SESSION_ID + '/finish', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reward: 1, traceRewards: { 'chatcmpl-aaaaaaaaaaaaaaaaaaaaaaaa': 1 } }) }).then((r) => console.log('finish answered', r.status))"`,
+      `echo '{"reward": 1, "traceRewards": {"chatcmpl-aaaaaaaaaaaaaaaaaaaaaaaa": 1}}' > reward.json`,
     ].join('\n');
+    const check = `echo '{"reward": 0.25, "traceRewards": {"chatcmpl-bbbbbbbbbbbbbbbbbbbbbbbb": 0}}' > reward.json`;
     const { id } = await post('/api/batches', {
-      tasks: [{ id: 'per-trace', prompt: 'p', files: { 'agent.sh': agent }, check: { type: 'json' } }],
-      harness: 'command', command: 'sh ./agent.sh', n: 1, timeoutMs: 20_000,
+      tasks: [{ id: 'per-trace', prompt: 'p', files: { 'agent.sh': agent }, check: { type: 'json', command: check } }],
+      harness: 'command', command: 'sh ./agent.sh', n: 1, timeoutMs: 20_000, runtime: 'local',
     });
     const view = await poll(id);
     const s = sample(view, 'per-trace');
-    expect(s).toMatchObject({ status: 'finished', outcome: 'ok', reward: 0.75 });
+    expect(s).toMatchObject({ status: 'finished', outcome: 'ok', reward: 0.25 });
+    expect((await app.api(`/api/sessions/${s.sessionId}/run`)).stdout).toContain('finish answered 409');
     const session = await app.api(`/api/sessions/${s.sessionId}`);
-    // Stored under the completion ids inside the response ids.
-    expect(session.metadata.traceRewards).toEqual({ aaaaaaaaaaaaaaaaaaaaaaaa: 1, bbbbbbbbbbbbbbbbbbbbbbbb: 0 });
-    expect(session.metadata.evaluator).toMatchObject({ type: 'json', reward: 0.75 });
+    expect(session.metadata.traceRewards).toEqual({ bbbbbbbbbbbbbbbbbbbbbbbb: 0 });
+    expect(session.metadata.evaluator).toMatchObject({ type: 'json', reward: 0.25 });
+    const exported = await (await fetch(`${app.url}/api/export?batch=${id}`)).text();
+    expect(exported).toMatch(/0\.25/);
+    expect(exported).not.toMatch(/"reward":\s*1\b/);
+    // After the run, the trainer may set rewards through the control API.
+    const after = await post(`/api/sessions/${s.sessionId}/finish`, { reward: 0.5 });
+    expect(after.reward).toBe(0.5);
   });
 
   it('never runs more agents at once than the concurrency limit', async () => {
     const log = join(mkdtempSync(join(tmpdir(), 'rollgate-conc-')), 'log');
     const tasks = Array.from({ length: 8 }, (_, i) => ({ id: `t${i}`, prompt: 'p' }));
-    const { id } = await post('/api/batches', { tasks, harness: 'command', concurrency: 3, command: `echo "+ $(date +%s%N)" >> ${log}; sleep 1; echo "- $(date +%s%N)" >> ${log}` });
+    const { id } = await post('/api/batches', { tasks, harness: 'command', concurrency: 3, runtime: 'local', command: `echo "+ $(date +%s%N)" >> ${log}; sleep 1; echo "- $(date +%s%N)" >> ${log}` });
     expect((await poll(id)).counts.finished).toBe(8);
     const evs = readFileSync(log, 'utf8').trim().split('\n').map((l) => ({ d: l[0] === '+' ? 1 : -1, t: BigInt(l.slice(2)) }))
       .sort((a, b) => (a.t < b.t ? -1 : a.t > b.t ? 1 : a.d - b.d));
@@ -143,7 +154,7 @@ describe('cancel', () => {
   it('stops a running batch: agents and their daemons are killed (by pid), queued samples never start', async () => {
     const pids = join(mkdtempSync(join(tmpdir(), 'rollgate-cancel-')), 'pids');
     const tasks = Array.from({ length: 6 }, (_, i) => ({ id: `slow${i}`, prompt: 'p', expected: '1' }));
-    const { id } = await post('/api/batches', { tasks, harness: 'command', concurrency: 2, command: `sleep 300 & echo $! >> ${pids}; echo $$ >> ${pids}; wait` });
+    const { id } = await post('/api/batches', { tasks, harness: 'command', concurrency: 2, runtime: 'local', command: `sleep 300 & echo $! >> ${pids}; echo $$ >> ${pids}; wait` });
     await until(() => existsSync(pids) && readFileSync(pids, 'utf8').trim().split('\n').length >= 4);
     const running = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
     expect(running.every(alive)).toBe(true);

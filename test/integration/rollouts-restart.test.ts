@@ -45,6 +45,9 @@ const spec = {
   engine: 'sim-vllm',
   concurrency: 5,
   timeoutMs: 300_000,
+  // The command names a host path; this test is about the store and leftover process groups (sandboxed
+  // runs die with the server: bwrap --die-with-parent, see sandbox-escape.test.ts).
+  runtime: 'local',
 };
 
 /** Waits until the fast samples are finished and the slow ones have had their model turns. */

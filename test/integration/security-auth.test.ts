@@ -76,10 +76,21 @@ describe('binding and the control token', () => {
     expect(await send('/api/engines/pause', 'POST', { origin: 'https://evil.example' })).toBe(403);
     expect(await send('/api/engines/pause', 'POST', { 'sec-fetch-site': 'cross-site' })).toBe(403);
     expect(await send('/api/sessions', 'POST', { origin: 'null' })).toBe(403);
+    // The trainer-side rollout-gateway routes are control API too (the agent-side chat route is not).
+    expect(await send('/v1/rollouts/r1/register', 'POST', { origin: 'https://evil.example', 'content-type': 'application/json' })).toBe(403);
+    expect(await send('/v1/rollouts/r1/cancel', 'POST', { 'sec-fetch-site': 'cross-site' })).toBe(403);
     expect((await json(await fetch(`${app.url}/api/engines`))).body.pause.mode).toBeNull();
-    // The workbench itself (same origin), a dev server on localhost, and tools without Origin are fine.
-    expect(await send('/api/engines/resume', 'POST', { origin: app.url, 'sec-fetch-site': 'same-origin', 'content-type': 'application/json' })).toBe(200);
-    expect(await send('/api/engines/resume', 'POST', { origin: 'http://localhost:5173', 'content-type': 'application/json' })).toBe(200);
+    // Another port on loopback is another site (issue 18.4): the full origin counts, port included.
+    expect(await send('/api/engines/pause', 'POST', { origin: 'http://localhost:3000', 'content-type': 'application/json' })).toBe(403);
+    expect(await send('/api/engines/pause', 'POST', { origin: `http://localhost:${port + 1}`, 'content-type': 'application/json' })).toBe(403);
+    expect(await send('/api/engines/pause', 'POST', { origin: `http://127.0.0.1:${port}`, 'sec-fetch-site': 'same-site', 'content-type': 'application/json' })).toBe(403);
+    // State-changing calls must send JSON: a form or text/plain POST (no preflight) is refused even without Origin.
+    expect(await send('/api/engines/pause', 'POST', {})).toBe(415);
+    expect(await send('/api/engines/pause', 'POST', { 'content-type': 'application/x-www-form-urlencoded' })).toBe(415);
+    expect((await json(await fetch(`${app.url}/api/engines`))).body.pause.mode).toBeNull();
+    // The workbench itself (same origin, also through the Vite dev proxy, which keeps Host), and tools without Origin are fine.
+    expect(await send('/api/engines/resume', 'POST', { origin: `http://127.0.0.1:${port}`, 'sec-fetch-site': 'same-origin', 'content-type': 'application/json' })).toBe(200);
+    expect(await send('/api/engines/resume', 'POST', { origin: 'http://localhost:5173', host: 'localhost:5173', 'content-type': 'application/json' })).toBe(200);
     expect(await send('/api/engines/resume', 'POST', { 'content-type': 'application/json' })).toBe(200);
     // Reading stays open to GETs (a cross-origin page cannot read the answer without CORS).
     expect(await send('/api/health', 'GET', { origin: 'https://evil.example' })).toBe(200);
@@ -143,6 +154,24 @@ describe('binding and the control token', () => {
         if (res.status === 200) expect(res.headers.get('content-type'), `${path}: ${text.slice(0, 200)}`).toMatch(/^text\/html/);
         expect(text).not.toMatch(/"sessions"\s*:\s*\[/);
       }
+    });
+
+    it('rollout gateway: register, trajectory, cancel and unregister need the token; the agent\'s chat route does not', async () => {
+      const id = 'rollout_sec01';
+      const register = (auth?: string) => ctl(`/v1/rollouts/${id}/register`, { method: 'POST', body: JSON.stringify({ model: MODEL }) }, auth);
+      expect((await json(await register())).status).toBe(401);
+      expect((await json(await register(`Bearer ${id}`))).status).toBe(401);
+      expect((await json(await register(`Bearer ${token}`))).status).toBe(200);
+      const chat = await fetch(`${app.url}/v1/rollouts/${id}/chat/completions`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }),
+      });
+      expect(chat.status).toBe(200);
+      for (const [suffix, method] of [['trajectory', 'GET'], ['cancel', 'POST'], ['unregister', 'POST']] as const) {
+        expect((await fetch(`${app.url}/v1/rollouts/${id}/${suffix}`, { method })).status, suffix).toBe(401);
+      }
+      const traj = await json(await ctl(`/v1/rollouts/${id}/trajectory`, {}, `Bearer ${token}`));
+      expect(traj.body).toMatchObject({ rollout_id: id, status: 'active', num_turns: 1 });
+      expect((await ctl(`/v1/rollouts/${id}/unregister`, { method: 'POST', body: '{}' }, `Bearer ${token}`)).status).toBe(200);
     });
 
     it('a session key is not a control token, and agent routes still take session keys', async () => {

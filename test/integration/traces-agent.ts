@@ -94,7 +94,8 @@ export interface TraceJson {
   responseLogprobs: number[];
   reward: number | null;
   breaks: Array<{ reason: string; atCompletionId: string; tokenIndex?: number }>;
-  proof: { ok: boolean; turns: Array<{ completionId: string; promptLength: number; outputLength: number }> };
+  proof: { ok: boolean; turns: Array<{ completionId: string; promptLength: number; outputLength: number; rerendered?: number; outputStart?: number }> };
+  rerendered?: Array<{ at: number; sampled: number[]; served: number[] }>;
   origin: { kind: string; samePromptAs?: string; fromTraceId?: string };
   skipped: Array<{ completionId: string; reason: string }>;
   groupId: string | null;
@@ -134,12 +135,16 @@ export function checkTraces(traces: TraceJson[], completions: CompletionJson[]):
     for (const turn of t.proof.turns) {
       const c = byId.get(turn.completionId)!;
       expect(c.status).toBe('ok');
-      expect(full.slice(0, turn.promptLength)).toEqual(c.promptIds);
-      expect(full.slice(turn.promptLength, turn.promptLength + turn.outputLength)).toEqual(c.outputIds);
-      expect(lps.slice(turn.promptLength, turn.promptLength + turn.outputLength)).toEqual(c.outputLogprobs);
+      // chat mode: the engine read the trace's first `rerendered` spans in their served form
+      const served = [...full];
+      for (const span of (t.rerendered ?? []).slice(0, turn.rerendered ?? 0).reverse()) served.splice(span.at, span.sampled.length, ...span.served);
+      expect(served.slice(0, turn.promptLength)).toEqual(c.promptIds);
+      const start = turn.outputStart ?? turn.promptLength;
+      expect(full.slice(start, start + turn.outputLength)).toEqual(c.outputIds);
+      expect(lps.slice(start, start + turn.outputLength)).toEqual(c.outputLogprobs);
       for (let i = 0; i < turn.outputLength; i++) {
-        expect(mask[turn.promptLength + i]).toBe(1);
-        covered[turn.promptLength + i] = true;
+        expect(mask[start + i]).toBe(1);
+        covered[start + i] = true;
       }
       placed.set(c.id, (placed.get(c.id) ?? 0) + 1);
     }

@@ -84,7 +84,7 @@ describe('runExport', () => {
     const rows = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
     expect(rows.map((r) => r.session_id)).toEqual(['ses_1', 'ses_2']);
     expect(p.filtered).toBe(1);
-    expect(err.text()).toMatch(/exported 2 traces from 3 sessions \(6 completions, 0\.0 MB\); skipped 1 outside the reward range\n$/);
+    expect(err.text()).toMatch(/exported 2 traces from 3 sessions \(6 completions, 0\.0 MB\); skipped 1 outside the reward filters\n$/);
     const e = await runExport({ ...defaults, dataDir: dir, engine: 'sim-sglang', format: 'sft' }, { stdout: sink().stream, stderr: sink().stream });
     expect(e).toMatchObject({ sessions: 2, rows: 2 });
   });

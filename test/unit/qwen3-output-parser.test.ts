@@ -5,7 +5,7 @@ import {
   createQwen3StreamParser,
   parseQwen3Output,
   promptEndsInThink,
-} from '../../src-main/core/qwen3/output-parser.js';
+} from '../../src-main/core/families/qwen3/output-parser.js';
 import type { CanonicalDelta } from '../../src-main/core/types.js';
 
 const ids = (i: number) => `chatcmpl-tool-${i}`;

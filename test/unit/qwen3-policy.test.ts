@@ -1,6 +1,6 @@
 // The sim's seeded policy, read from rendered Qwen3 prompts (engines/sim/policy.ts).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parseQwen3Output } from '../../src-main/core/qwen3/output-parser.js';
+import { parseQwen3Output } from '../../src-main/core/families/qwen3/output-parser.js';
 import type { ChatMessage, FunctionTool } from '../../src-main/core/types.js';
 import { decide } from '../../src-main/engines/sim/policy.js';
 import { loadTokenizer, type ChatTokenizer } from '../../src-main/engines/tokenizer/index.js';
@@ -52,6 +52,14 @@ describe('sim policy', () => {
     });
   }
 
+  it('a list of command lines gets the command as its one entry; an argv array gets bash -lc', () => {
+    const list = tool('run_commands', { commands: { type: 'array', items: str } }, ['commands'], 'Run shell commands');
+    const argv = tool('shell', { command: { type: 'array', items: str } }, ['command'], 'Runs a shell command');
+    const args = (t: FunctionTool) => JSON.parse(run([{ role: 'user', content: 'How many lines are in notes.txt?' }], [t]).parsed.toolCalls[0].arguments);
+    expect(args(list)).toEqual({ commands: ['wc -l < notes.txt'] });
+    expect(args(argv)).toEqual({ command: ['bash', '-lc', 'wc -l < notes.txt'] });
+  });
+
   it('derives commands from the task', () => {
     const tools = [tool('Bash', { command: str }, ['command'])];
     const cmd = (task: string) => JSON.parse(run([{ role: 'user', content: task }], tools).parsed.toolCalls[0]?.arguments ?? '{}').command;
@@ -77,7 +85,7 @@ describe('sim policy', () => {
       { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'exec_command', arguments: '{"cmd":"wc -l < notes.txt"}' } }] },
     ];
     const tools = [tool('exec_command', { cmd: str }, ['cmd'])];
-    for (const result of ['42\n', 'Chunk ID: 1\nProcess exited with code 0\nOutput:\n42\n', '{"output": "42\\n"}', 'Command: wc -l < notes.txt\nDirectory: (root)\nOutput: 42\nError: (none)\nExit Code: 0\n']) {
+    for (const result of ['42\n', 'Chunk ID: 1\nProcess exited with code 0\nOutput:\n42\n', '{"output": "42\\n"}', '[{"query":"wc -l < notes.txt","result":"42\\n","success":true}]', 'Command: wc -l < notes.txt\nDirectory: (root)\nOutput: 42\nError: (none)\nExit Code: 0\n']) {
       const r = run([...base, { role: 'tool', tool_call_id: 'c1', content: result }], tools);
       expect(r.kind).toBe('answer_from_tool');
       expect(r.parsed.toolCalls).toEqual([]);

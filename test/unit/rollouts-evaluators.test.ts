@@ -1,14 +1,22 @@
 // Evaluators: answer extraction and normalization, exact / regex / command / json, default selection, errors.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { answersMatch, evaluate, evaluatorFor, extractAnswer, lastLineNumber, normalizeAnswer, type EvaluateContext } from '../../src-main/rollouts/evaluators.js';
+import { runShell } from '../../src-main/rollouts/runtimes/process.js';
 import type { Task } from '../../src-main/rollouts/tasks.js';
 
 const task = (over: Partial<Task> = {}): Task => ({ id: 't', prompt: 'p', ...over });
-function ctx(over: Partial<EvaluateContext> = {}): EvaluateContext {
-  return { task: task({ expected: '42' }), finalOutput: '', workDir: mkdtempSync(join(tmpdir(), 'rollgate-eval-')), env: { PATH: process.env.PATH ?? '' }, ...over };
+/** Checks run as host processes here (the local runtime's way); runtimes have their own tests. */
+function ctx(over: Partial<EvaluateContext> & { env?: Record<string, string> } = {}): EvaluateContext {
+  const { env = { PATH: process.env.PATH ?? '' }, ...rest } = over;
+  const workDir = rest.workDir ?? mkdtempSync(join(tmpdir(), 'rollgate-eval-'));
+  return {
+    task: task({ expected: '42' }), finalOutput: '', workDir,
+    runCheck: (command, timeoutMs) => runShell(command, { cwd: workDir, env, timeoutMs, maxOutputBytes: 64 * 1024 }),
+    ...rest,
+  };
 }
 
 describe('final answer', () => {
@@ -91,20 +99,25 @@ describe('evaluate', () => {
     expect(bad).toMatchObject({ reward: 0, error: expect.stringMatching(/could not start/) });
   });
 
-  it('json: reads a reward file (number, {reward}, {key}, boolean), optionally written by a command', async () => {
+  it('json: reads the reward file its check command wrote (number, {reward}, {key}, boolean)', async () => {
     const c = ctx();
-    writeFileSync(join(c.workDir, 'reward.json'), '{"reward": 0.25, "detail": "x"}');
-    expect(await evaluate({ type: 'json' }, c)).toMatchObject({ reward: 0.25 });
-    writeFileSync(join(c.workDir, 'r.json'), '{"score": true}');
-    expect(await evaluate({ type: 'json', path: 'r.json', key: 'score' }, c)).toMatchObject({ reward: 1 });
+    const writes = (path: string, text: string) => `printf '%s' '${text}' > ${path}`;
+    expect(await evaluate({ type: 'json', command: writes('reward.json', '{"reward": 0.25, "detail": "x"}') }, c)).toMatchObject({ reward: 0.25 });
+    expect(await evaluate({ type: 'json', path: 'r.json', key: 'score', command: writes('r.json', '{"score": true}') }, c)).toMatchObject({ reward: 1 });
     expect(await evaluate({ type: 'json', path: 'out.json', command: 'echo 0.75 > out.json' }, c)).toMatchObject({ reward: 0.75 });
-    expect(await evaluate({ type: 'json', path: 'missing.json' }, c)).toMatchObject({ reward: 0, error: 'no reward file missing.json' });
-    writeFileSync(join(c.workDir, 'bad.json'), '{not json');
-    expect(await evaluate({ type: 'json', path: 'bad.json' }, c)).toMatchObject({ reward: 0, error: expect.stringMatching(/not JSON/) });
-    writeFileSync(join(c.workDir, 'tr.json'), '{"reward": 0.5, "traceRewards": {"chatcmpl-0123456789abcdef01234567": 1, "t2": null, "bad": "x"}}');
-    expect(await evaluate({ type: 'json', path: 'tr.json' }, c)).toEqual(expect.objectContaining({ reward: 0.5, traceRewards: { 'chatcmpl-0123456789abcdef01234567': 1, t2: null } }));
-    writeFileSync(join(c.workDir, 'str.json'), '{"reward": "high"}');
-    expect(await evaluate({ type: 'json', path: 'str.json' }, c)).toMatchObject({ reward: 0, error: 'reward file has no numeric "reward"' });
+    expect(await evaluate({ type: 'json', path: 'missing.json', command: 'true' }, c)).toMatchObject({ reward: 0, error: 'no reward file missing.json' });
+    expect(await evaluate({ type: 'json', path: 'bad.json', command: writes('bad.json', '{not json') }, c)).toMatchObject({ reward: 0, error: expect.stringMatching(/not JSON/) });
+    const tr = '{"reward": 0.5, "traceRewards": {"chatcmpl-0123456789abcdef01234567": 1, "t2": null, "bad": "x"}}';
+    expect(await evaluate({ type: 'json', path: 'tr.json', command: writes('tr.json', tr) }, c)).toEqual(expect.objectContaining({ reward: 0.5, traceRewards: { 'chatcmpl-0123456789abcdef01234567': 1, t2: null } }));
+    expect(await evaluate({ type: 'json', path: 'str.json', command: writes('str.json', '{"reward": "high"}') }, c)).toMatchObject({ reward: 0, error: 'reward file has no numeric "reward"' });
+  });
+
+  it('json: a reward file the agent left does not count, and links out of the work folder are refused', async () => {
+    const c = ctx();
+    writeFileSync(join(c.workDir, 'reward.json'), '{"reward": 1}');
+    expect(await evaluate({ type: 'json', command: 'true' }, c)).toMatchObject({ reward: 0, error: 'no reward file reward.json' });
+    symlinkSync(tmpdir(), join(c.workDir, 'out'));
+    expect(await evaluate({ type: 'json', path: 'out/reward.json', command: 'true' }, c)).toMatchObject({ reward: 0, error: expect.stringMatching(/leaves the work folder/) });
   });
 
   it('no evaluator: reward null', async () => {

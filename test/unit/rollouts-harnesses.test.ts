@@ -33,11 +33,12 @@ describe('command harness', () => {
 
 describe('CLI presets', () => {
   it('lists every preset with pinned versions', () => {
-    expect(listHarnesses().map((h) => h.name)).toEqual(['builtin', 'claude-code', 'codex', 'gemini-cli', 'qwen-code', 'opencode', 'command']);
+    expect(listHarnesses().map((h) => h.name)).toEqual(['builtin', 'claude-code', 'codex', 'gemini-cli', 'qwen-code', 'opencode', 'pi', 'cline', 'command', 'oracle', 'nop']);
     const pins = Object.fromEntries(listHarnesses().filter((h) => h.agent).map((h) => [h.name, `${h.agent!.package}@${h.agent!.version}`]));
     expect(pins).toEqual({
       'claude-code': '@anthropic-ai/claude-code@2.1.330', codex: '@openai/codex@0.169.0', 'gemini-cli': '@google/gemini-cli@0.61.0',
       'qwen-code': '@qwen-code/qwen-code@0.24.4', opencode: 'opencode-ai@1.18.33',
+      pi: '@mariozechner/pi-coding-agent@0.73.1', cline: 'cline@3.0.65',
     });
   });
 
@@ -69,6 +70,19 @@ describe('CLI presets', () => {
     expect(ocj.provider.rollgate.options.baseURL).toBe(c.urls.openai);
     expect(ocj.model).toBe('rollgate/Qwen/Qwen3-8B');
     expect(oc.launch(c, '/bin/opencode').args).toEqual(['run', '-m', 'rollgate/Qwen/Qwen3-8B', 'What', 'is', '2', '+', '2?']);
+
+    const pi = getHarness('pi')!;
+    const pij = JSON.parse(pi.homeFiles(c)['.pi/agent/models.json']);
+    expect(pij.providers.rollgate).toEqual({ baseUrl: c.urls.openai, api: 'openai-completions', apiKey: 'ROLLGATE_API_KEY', models: [{ id: c.model }] });
+    expect(JSON.stringify(pi.homeFiles(c))).not.toContain(c.key);
+    expect(pi.launch(c, '/bin/pi')).toMatchObject({ args: ['-p', '--no-session', '--provider', 'rollgate', '--model', c.model, c.prompt], env: { ROLLGATE_API_KEY: c.key, PI_OFFLINE: '1' } });
+
+    const cline = getHarness('cline')!;
+    const clj = JSON.parse(cline.homeFiles(c)['.cline/data/settings/providers.json']);
+    expect(clj.lastUsedProvider).toBe('openai-compatible');
+    expect(clj.providers['openai-compatible']).toMatchObject({ settings: { provider: 'openai-compatible', apiKey: c.key, model: c.model, baseUrl: c.urls.openai } });
+    expect(clj.providers['openai-compatible'].updatedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(cline.launch(c, '/bin/cline').args).toEqual(['--data-dir', '/tmp/h/.cline/data', c.prompt]);
   });
 });
 
@@ -90,6 +104,11 @@ describe('manual-session snippets', () => {
 
     const codex = manualSnippet(getHarness('codex')!, manual);
     expect(codex.shell).toContain('export CODEX_HOME="$ROLLGATE_HOME"/.codex');
+    // Paths in the private HOME stay expandable in argv too (Cline's --data-dir).
+    const cline = manualSnippet(getHarness('cline')!, manual);
+    expect(cline.command).toBe(`npx -y -p cline@3.0.65 cline --data-dir "$ROLLGATE_HOME"/.cline/data 'Your task here'`);
+    const argv = sh(`ROLLGATE_HOME=/tmp/x; ${cline.command.replace('npx -y -p cline@3.0.65 cline', "printf '%s\\n'")}`);
+    expect(argv).toBe('--data-dir\n/tmp/x/.cline/data\nYour task here\n');
     const builtin = manualSnippet(getHarness('builtin')!, manual);
     expect(builtin.command).toMatch(/^node \S+builtin-agent\.mjs --max-turns 8 -- 'Your task here'$/);
   });

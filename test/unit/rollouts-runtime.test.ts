@@ -4,7 +4,8 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { baseEnv, BoundedCapture, prepareRunDirs, runProcess, runShell } from '../../src-main/rollouts/runtime.js';
+import { BoundedCapture, runProcess, runShell } from '../../src-main/rollouts/runtimes/process.js';
+import { baseEnv, prepareRunDirs } from '../../src-main/rollouts/runtimes/run-dirs.js';
 
 function alive(pid: number): boolean {
   try {

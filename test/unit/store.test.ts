@@ -181,16 +181,18 @@ describe('sessions repository', () => {
     expect(s.sessions.getSummary(a.id)).toMatchObject({ completionCount: 3 });
   });
 
-  it('markUnfinishedInterrupted flips active sessions only', () => {
+  it('markBatchSessionsInterrupted flips active batch sessions only', () => {
     const s = mk();
-    const a = s.sessions.create(session());
-    const b = s.sessions.create(session({ status: 'finished', finishedAt: 5 }));
-    const c = s.sessions.create(session());
-    expect(s.sessions.markUnfinishedInterrupted(99)).toBe(2);
+    const a = s.sessions.create(session({ batchId: 'b1' }));
+    const b = s.sessions.create(session({ status: 'finished', finishedAt: 5, batchId: 'b1' }));
+    const c = s.sessions.create(session({ batchId: 'b1' }));
+    const manual = s.sessions.create(session());
+    expect(s.sessions.markBatchSessionsInterrupted(99)).toBe(2);
     expect(s.sessions.get(a.id)).toMatchObject({ status: 'interrupted', finishedAt: 99 });
     expect(s.sessions.get(c.id)!.status).toBe('interrupted');
     expect(s.sessions.get(b.id)).toMatchObject({ status: 'finished', finishedAt: 5 });
-    expect(s.sessions.markUnfinishedInterrupted()).toBe(0);
+    expect(s.sessions.get(manual.id)!.status).toBe('active');
+    expect(s.sessions.markBatchSessionsInterrupted()).toBe(0);
   });
 });
 

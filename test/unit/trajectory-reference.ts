@@ -273,6 +273,7 @@ function buildSession(
         proof: { ok: true, turns: [] },
         origin,
         skipped: [],
+        rerendered: [],
       },
       nodes: [],
       startOrder: n.order,

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import type { CanonicalRequest, ChatMessage, ContentPart, FunctionTool, ToolCall, ToolChoice } from '../types.js';
 import { DialectError, type DialectCodec } from './codec.js';
+import { temperatureSchema, topPSchema } from './validate.js';
 import { check, decodeReasoningToken, isPlainObject, requireObject, type Path } from './codec-util.js';
 import { anthropicErrorBody, AnthropicStream, encodeAnthropicResponse } from './anthropic-stream.js';
 
@@ -33,8 +34,8 @@ const requestSchema = z.looseObject({
   tools: z.array(z.unknown()).nullish(),
   tool_choice: z.looseObject({ type: z.enum(['auto', 'any', 'tool', 'none']), name: z.string().optional(), disable_parallel_tool_use: z.boolean().optional() }).nullish(),
   stop_sequences: z.array(z.string()).nullish(),
-  temperature: z.number().nullish(),
-  top_p: z.number().nullish(),
+  temperature: temperatureSchema,
+  top_p: topPSchema,
   top_k: z.number().int().nullish(),
   stream: z.boolean().nullish(),
   metadata: z.looseObject({ user_id: z.string().nullish() }).nullish(),

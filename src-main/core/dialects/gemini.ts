@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { CanonicalRequest, ChatMessage, ContentPart, FunctionTool, ToolCall, ToolChoice } from '../types.js';
 import { DialectError, type DialectCodec, type ParseContext } from './codec.js';
+import { temperatureSchema, topPSchema } from './validate.js';
 import { check, decodeReasoningToken, isPlainObject, requireObject, type Path } from './codec-util.js';
 import { encodeGeminiResponse, geminiErrorBody, GeminiStream } from './gemini-stream.js';
 
@@ -41,8 +42,8 @@ const declarationSchema = z.looseObject({
 });
 
 const generationConfigSchema = z.looseObject({
-  temperature: z.number().nullish(),
-  topP: z.number().nullish(),
+  temperature: temperatureSchema,
+  topP: topPSchema,
   topK: z.number().nullish(),
   presencePenalty: z.number().nullish(),
   frequencyPenalty: z.number().nullish(),

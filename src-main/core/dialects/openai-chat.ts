@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { CanonicalRequest, CanonicalResponse, ChatMessage, FunctionTool, ToolChoice } from '../types.js';
 import { sseFrame, type DialectCodec, type StreamEncoder } from './codec.js';
-import { parseWith } from './validate.js';
+import { parseWith, temperatureSchema, topPSchema } from './validate.js';
 
 const contentSchema = z.union([z.string(), z.array(z.looseObject({ type: z.string() })), z.null()]);
 
@@ -44,8 +44,8 @@ const requestSchema = z.looseObject({
   ]).optional(),
   max_tokens: z.number().int().positive().nullish(),
   max_completion_tokens: z.number().int().positive().nullish(),
-  temperature: z.number().nullish(),
-  top_p: z.number().nullish(),
+  temperature: temperatureSchema,
+  top_p: topPSchema,
   top_k: z.number().int().nullish(),
   min_p: z.number().nullish(),
   presence_penalty: z.number().nullish(),

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { CanonicalRequest, ChatMessage, ContentPart, FunctionTool, ToolCall, ToolChoice } from '../types.js';
 import { DialectError, type DialectCodec } from './codec.js';
+import { temperatureSchema, topPSchema } from './validate.js';
 import { check, decodeReasoningToken, isPlainObject, requireObject, type Path } from './codec-util.js';
 import { encodeResponsesResponse, responsesErrorBody, ResponsesStream } from './responses-stream.js';
 
@@ -42,8 +43,8 @@ const requestSchema = z.looseObject({
   tool_choice: z.union([z.enum(['none', 'auto', 'required']), z.looseObject({ type: z.string() })], { error: 'expected "none", "auto", "required" or an object' }).nullish(),
   parallel_tool_calls: z.boolean().nullish(),
   max_output_tokens: z.number().int().positive().nullish(),
-  temperature: z.number().nullish(),
-  top_p: z.number().nullish(),
+  temperature: temperatureSchema,
+  top_p: topPSchema,
   stream: z.boolean().nullish(),
   store: z.boolean().nullish(),
   include: z.array(z.string()).nullish(),

@@ -1,6 +1,7 @@
 // Export row encoders (DESIGN §8): pure functions from a trace (+ its session context) to JSONL rows.
 // Field names are snake_case; token arrays are plain JSON number arrays (the export format, not the store).
 import type { Trace } from '../trajectory/types.js';
+import type { TraceFacts } from './row-facts.js';
 import type { AssistantMessage, CanonicalResponse, ChatMessage, FunctionTool } from '../types.js';
 
 /** What the trace alone does not know: where its session came from. */
@@ -17,9 +18,11 @@ export interface TraceContext {
   tools?: FunctionTool[] | null;
   /** Extra metadata (session metadata, evaluator details); merged under the trace facts. */
   metadata?: Record<string, unknown>;
+  /** Sample-level facts every row carries (row-facts.ts). */
+  facts?: TraceFacts;
 }
 
-export interface TrainRow {
+export interface TrainRow extends Partial<TraceFacts> {
   trace_id: string;
   session_id: string;
   task_id: string | null;
@@ -33,11 +36,14 @@ export interface TrainRow {
   loss_mask: number[];
   response_logprobs: number[];
   reward: number | null;
+  /** Custody (DESIGN §9): a masked trace includes or depends on an incomplete call; kept only on request. */
+  masked: boolean;
+  mask_reason: string | null;
   messages?: ChatMessage[];
   metadata: Record<string, unknown>;
 }
 
-export interface SftRow {
+export interface SftRow extends Partial<TraceFacts> {
   trace_id: string;
   session_id: string;
   task_id: string | null;
@@ -62,6 +68,7 @@ function traceMetadata(trace: Trace, ctx: TraceContext): Record<string, unknown>
     breaks: trace.breaks,
     skipped: trace.skipped,
     proof_ok: trace.proof.ok,
+    rerendered: trace.rerendered,
   };
 }
 
@@ -80,6 +87,9 @@ export function toTrainRow(trace: Trace, ctx: TraceContext = {}): TrainRow {
     loss_mask: trace.lossMask,
     response_logprobs: trace.responseLogprobs,
     reward: trace.reward,
+    masked: trace.masked === true,
+    mask_reason: trace.maskReason ?? null,
+    ...ctx.facts,
     metadata: traceMetadata(trace, ctx),
   };
   if (ctx.messages) row.messages = ctx.messages;
@@ -95,6 +105,7 @@ export function toSftRow(trace: Trace, ctx: TraceContext & { messages: ChatMessa
     batch_id: ctx.batchId ?? null,
     reward: trace.reward,
     messages: ctx.messages,
+    ...ctx.facts,
     metadata: traceMetadata(trace, ctx),
   };
   if (ctx.tools && ctx.tools.length > 0) row.tools = ctx.tools;
@@ -102,7 +113,7 @@ export function toSftRow(trace: Trace, ctx: TraceContext & { messages: ChatMessa
 }
 
 /** One JSONL line (with the trailing newline). */
-export function encodeJsonlRow(row: TrainRow | SftRow): string {
+export function encodeJsonlRow(row: TrainRow | SftRow | Record<string, unknown>): string {
   return `${JSON.stringify(row)}\n`;
 }
 

@@ -6,9 +6,10 @@ import type { DialectCodec } from '../dialects/codec.js';
 import { geminiCodec } from '../dialects/gemini.js';
 import { openAIChatCodec } from '../dialects/openai-chat.js';
 import { responsesCodec } from '../dialects/responses.js';
-import { buildTraces } from '../trajectory/index.js';
+import { applyCustody, buildTraces } from '../trajectory/index.js';
 import type { BuildOptions, BuildResult, BuilderName, Trace } from '../trajectory/types.js';
 import type { CompletionRecord, ChatMessage, Dialect, FunctionTool, SessionRecord } from '../types.js';
+import { traceFacts } from './row-facts.js';
 import { assistantMessage, type TraceContext } from './rows.js';
 
 /** Where a trace's reward came from. */
@@ -31,7 +32,10 @@ export interface SessionTracesResult {
   stats: BuildResult['stats'];
 }
 
-export type SessionBuildOptions = Pick<BuildOptions, 'retries' | 'onPolicyChange'>;
+export type SessionBuildOptions = Pick<BuildOptions, 'retries' | 'onPolicyChange' | 'tokenText'> & {
+  /** The engine's model and tokenizer ids, for the rows' facts. */
+  engineInfo?: { model?: string | null; tokenizer?: string | null };
+};
 
 /** The record id inside a response id an agent saw (`chatcmpl-<id>`, `msg_<id>`, `resp_<id>`); other keys as given. */
 export function completionIdOf(key: string): string {
@@ -107,11 +111,13 @@ function rowMetadata(session: SessionInfo, rewardSource: RewardSource): Record<s
 export function buildSessionTraces(
   builder: BuilderName, session: SessionInfo | null, records: readonly CompletionRecord[], opts: SessionBuildOptions = {},
 ): SessionTracesResult {
-  const result = buildTraces(builder, records, { retries: opts.retries, onPolicyChange: opts.onPolicyChange });
+  const result = buildTraces(builder, records, { retries: opts.retries, onPolicyChange: opts.onPolicyChange, tokenText: opts.tokenText });
+  applyCustody(result.traces, records);
   const engineOf = new Map<string, string>();
   for (const r of records) engineOf.set(r.id, r.engineId);
   const perTrace = session ? traceRewardsOf(session) : null;
-  const traces = result.traces.map((trace): SessionTrace => {
+  const facts = traceFacts(result.traces, records, opts.engineInfo);
+  const traces = result.traces.map((trace, i): SessionTrace => {
     const { reward, source } = session ? rewardOf(trace, session, perTrace) : { reward: null, source: null as RewardSource };
     trace.reward = reward;
     const engine = engineOf.get(trace.completionIds[trace.completionIds.length - 1]) ?? session?.engineId ?? null;
@@ -122,6 +128,7 @@ export function buildSessionTraces(
       sampleIndex: session ? sampleIndexOf(session) : null,
       engine,
       metadata: session ? rowMetadata(session, source) : { reward_source: null },
+      facts: facts[i],
     };
     return { trace, context, rewardSource: source };
   });

@@ -2,7 +2,7 @@
 import type { BuildOptions, Trace, TrajectoryInput } from './types.js';
 
 /** Stable order of a session's completions: seq, then createdAt, then id. */
-export function byTime(a: TrajectoryInput, b: TrajectoryInput): number {
+export function byTime(a: Pick<TrajectoryInput, 'seq' | 'createdAt' | 'id'>, b: Pick<TrajectoryInput, 'seq' | 'createdAt' | 'id'>): number {
   return a.seq - b.seq || a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 

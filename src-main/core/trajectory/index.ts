@@ -7,6 +7,7 @@ export * from './types.js';
 export { buildPerRequest } from './per-request.js';
 export { buildPrefixMerge } from './prefix-merge.js';
 export { verifyTrace, type ProofCheck } from './proof.js';
+export { applyCustody, type CustodyInput } from './custody.js';
 export * from './rescore-stats.js';
 
 export const BUILDERS: readonly BuilderName[] = ['prefix-merge', 'per-request'];

@@ -30,6 +30,7 @@ export function buildPerRequest(records: Iterable<TrajectoryInput>, opts: BuildO
         proof: { ok: true, turns: [{ completionId: c.id, promptLength: c.promptIds.length, outputLength: n }] },
         origin: { kind: 'root' },
         skipped: [],
+        rerendered: [],
       });
     }
   }

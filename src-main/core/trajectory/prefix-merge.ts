@@ -30,12 +30,14 @@
 // Aborted and errored completions never contribute tokens; when the chain went on anyway they are
 // listed in the trace's `skipped`, and when they extend no ok completion they are returned as `unplaced`.
 import { applyReward, byTime, checkInput, groupBySession, toArray } from './common.js';
+import { alignRerender, spanShift, type SpanMatch } from './rerender.js';
 import { commonLength, TipTrie } from './tip-trie.js';
 import type {
   BreakReason,
   BuildOptions,
   BuildResult,
   BuildStats,
+  ProofTurn,
   SkippedCompletion,
   Trace,
   TraceOrigin,
@@ -59,6 +61,11 @@ interface Node {
   /** first earlier node with an identical prompt (-1 if none) */
   samePrompt: number;
   trace: number;
+  /**
+   * Set when this prompt continues its parent's tip only through a chat-mode re-render (rerender.ts): the
+   * spans (parent output ↔ this prompt) and where in this prompt the parent's output ends.
+   */
+  rerender: { spans: SpanMatch[]; servedEnd: number } | null;
 }
 
 interface Building {
@@ -173,6 +180,7 @@ function buildSession(
       relLen: trie.lcp,
       samePrompt: trie.same,
       trace: -1,
+      rerender: null,
     };
     nodes.push(node);
     nodeById.set(c.id, idx);
@@ -183,6 +191,7 @@ function buildSession(
   stats.compareOps += direct + trie.compares + trie.hops;
   stats.newTokens += trie.stored;
   stats.indexOps += trie.stored + trie.vertices;
+  if (opts.tokenText) linkRerenders(nodes, opts.tokenText, stats);
 
   // ---- decomposition into paths: continue with the child whose subtree is most recent ----
   for (let i = nodes.length - 1; i >= 0; i--) {
@@ -214,6 +223,7 @@ function buildSession(
         proof: { ok: true, turns: [] },
         origin,
         skipped: [],
+        rerendered: [],
       },
       nodes: [],
       startOrder: n.order,
@@ -225,12 +235,17 @@ function buildSession(
     appendTurn(b, start, c.promptIds.length);
     return b;
   };
-  const appendTurn = (b: Building, ni: number, from: number): void => {
+  /**
+   * Appends turn ni: c.promptIds[from:] are interstitial (mask 0), then c's output (mask 1). `b.buf` holds
+   * what the engine read (c's prompt in the engine's ids), which differs from the trace's content by the
+   * re-rendered spans; `bufFrom` is where c's prompt stops equalling it.
+   */
+  const appendTurn = (b: Building, ni: number, from: number, bufFrom = from): void => {
     const t = b.trace;
     const c = nodes[ni].c;
     const tipLen = nodes[ni].tipLen;
     if (b.nodes.length > 0) {
-      // a later turn: the content so far equals c's prompt up to b.len (the proof just checked it)
+      // a later turn: the engine's content so far equals c's prompt up to bufFrom (the proof just checked it)
       let buf = b.buf;
       if (buf === null || tipLen > buf.length) {
         const grown = new Int32Array(Math.max(64, 2 * tipLen));
@@ -243,7 +258,7 @@ function buildSession(
         b.buf = buf = grown;
       }
       const P = c.promptIds.length;
-      for (let i = b.len; i < P; i++) buf[i] = c.promptIds[i];
+      for (let i = bufFrom; i < P; i++) buf[i] = c.promptIds[i];
       for (let j = 0; j < c.outputIds.length; j++) buf[P + j] = c.outputIds[j];
     }
     b.len = tipLen;
@@ -257,10 +272,15 @@ function buildSession(
       t.lossMask.push(1);
       t.responseLogprobs.push(c.outputLogprobs[j]);
     }
-    stats.tokenOps += c.promptIds.length - from + c.outputIds.length;
+    stats.tokenOps += c.promptIds.length - Math.min(from, bufFrom) + c.outputIds.length;
     t.completionIds.push(c.id);
     t.policyVersions.push(c.policyVersion);
-    t.proof.turns.push({ completionId: c.id, promptLength: c.promptIds.length, outputLength: c.outputIds.length });
+    const turn: ProofTurn = { completionId: c.id, promptLength: c.promptIds.length, outputLength: c.outputIds.length };
+    if (t.rerendered.length > 0) {
+      turn.rerendered = t.rerendered.length;
+      turn.outputStart = c.promptIds.length - spanShift(t.rerendered);
+    }
+    t.proof.turns.push(turn);
     b.nodes.push(ni);
     nodes[ni].trace = b.index;
   };
@@ -295,7 +315,9 @@ function buildSession(
         at = nodes[prev].tipLen;
       } else {
         const m = proofMismatch(b, c.promptIds);
-        if (m >= 0) {
+        // a re-render continues the trace where the prompt leaves the engine's content at the first span
+        const expected = nodes[ni].rerender?.spans[0].servedFrom ?? -1;
+        if (m !== expected) {
           reason = 'proof-failed';
           at = m;
         }
@@ -307,7 +329,13 @@ function buildSession(
         if (reason === 'proof-failed') from.trace.proof.ok = false;
         continue;
       }
-      appendTurn(b, ni, b.trace.promptIds.length + b.trace.responseIds.length);
+      const rr = nodes[ni].rerender;
+      if (rr) {
+        addSpans(b.trace, nodes[prev].c, c, rr.spans);
+        appendTurn(b, ni, rr.servedEnd, rr.spans[0].servedFrom);
+      } else {
+        appendTurn(b, ni, b.len);
+      }
     }
   };
 
@@ -359,7 +387,7 @@ function buildSession(
     }
   }
   for (const f of failed) {
-    const reason = f.c.status === 'aborted' ? 'aborted' : 'error';
+    const reason = f.c.status === 'aborted' ? 'aborted' : f.c.status === 'incomplete' ? 'incomplete' : 'error';
     if (f.parent < 0) {
       unplaced.push({ completionId: f.c.id, reason });
       continue;
@@ -402,4 +430,42 @@ function classify(y: Node, e: Node, b: Building, nodes: Node[], yIsRoot: boolean
   // nothing earlier is a prefix of y, it keeps most of the first prompt (the system prompt) and is shorter
   if (yIsRoot && 2 * d >= first && b.nodes.length >= 2 && yLen < e.tipLen) return 'compaction';
   return null;
+}
+
+/**
+ * Chat mode: a prompt that extends no earlier tip but leaves its closest one (e) inside e's output, and
+ * re-renders the rest of that output with only whitespace changed, continues e (rerender.ts).
+ */
+function linkRerenders(nodes: Node[], tokenText: (id: number) => string, stats: Required<BuildStats>): void {
+  for (const y of nodes) {
+    if (y.parent >= 0 || y.relNode < 0) continue;
+    const e = nodes[y.relNode];
+    const eP = e.c.promptIds.length;
+    const d = y.relLen;
+    if (d < eP || d >= e.tipLen || y.order <= e.order) continue;
+    const found = alignRerender(e.c.outputIds, d - eP, y.c.promptIds, d, tokenText);
+    stats.tokenOps += e.tipLen - d;
+    stats.compareOps += e.tipLen - d;
+    if (!found || found.spans.length === 0) continue;
+    y.rerender = found;
+    y.parent = y.relNode;
+    const idx = nodes.indexOf(y);
+    const at = e.children.findIndex((ch) => ch > idx);
+    if (at < 0) e.children.push(idx);
+    else e.children.splice(at, 0, idx);
+  }
+}
+
+/** Records the spans of e's output (already in the trace, the last turn) that c's prompt re-rendered. */
+function addSpans(t: Trace, e: TrajectoryInput, c: TrajectoryInput, spans: readonly SpanMatch[]): void {
+  const outputStart = e.promptIds.length - spanShift(t.rerendered);
+  for (const s of spans) {
+    t.rerendered.push({
+      at: outputStart + s.sampledFrom,
+      sampled: toArray(e.outputIds.subarray(s.sampledFrom, s.sampledTo)),
+      served: toArray(c.promptIds.subarray(s.servedFrom, s.servedTo)),
+      completionId: e.id,
+      servedIn: c.id,
+    });
+  }
 }

@@ -1,13 +1,13 @@
 // Training traces (DESIGN §6). Pure data. Token arrays are plain number arrays everywhere in a Trace
 // (they go straight to JSON in the API and the JSONL export).
-import type { CompletionRecord } from '../types.js';
+import type { CompletionRecord, IncompleteReason } from '../types.js';
 
 /** The fields of a completion record the builders read. Any CompletionRecord fits. */
 export type TrajectoryInput = Pick<
   CompletionRecord,
   'id' | 'sessionId' | 'seq' | 'promptIds' | 'outputIds' | 'outputLogprobs' | 'status' | 'policyVersion' | 'retryOf' | 'createdAt'
 > &
-  Partial<Pick<CompletionRecord, 'finishReason'>>;
+  Partial<Pick<CompletionRecord, 'finishReason' | 'incompleteReason'>>;
 
 export type BuilderName = 'per-request' | 'prefix-merge';
 
@@ -17,6 +17,7 @@ export type BreakReason =
   | 'compaction' // the next prompt is a shortened history (summary, pruned tool results)
   | 'aborted' // the chain's last attempt was aborted, nothing continued it
   | 'error' // the chain's last attempt failed, nothing continued it
+  | 'incomplete' // the chain's last attempt was captured incompletely (custody), nothing continued it
   | 'policy-changed' // split on a policy version change (option onPolicyChange: 'split')
   | 'proof-failed'; // a turn's prompt did not equal the concatenation built so far
 
@@ -46,11 +47,34 @@ export type TraceOrigin =
   /** Started because the previous trace was split (policy change or failed proof). */
   | { kind: 'split'; fromTraceId: string; afterCompletionId: string; reason: 'policy-changed' | 'proof-failed' };
 
-/** One turn of a trace: its engine prompt is full[0:promptLength]; its sampled ids follow. */
+/**
+ * One turn of a trace: its engine prompt is full[0:promptLength]; its sampled ids follow. When earlier
+ * outputs of the trace were re-rendered (chat mode, see rerender.ts), its engine prompt is that prefix
+ * with the first `rerendered` spans of the trace swapped for their served ids, and its sampled ids start
+ * at `outputStart` in full (= promptLength minus the served ids' surplus).
+ */
 export interface ProofTurn {
   completionId: string;
   promptLength: number;
   outputLength: number;
+  rerendered?: number;
+  outputStart?: number;
+}
+
+/**
+ * Sampled ids that later engine prompts of the same trace held in another form with the same text but
+ * for whitespace (chat mode: the template re-renders the turn from the message the agent sent back).
+ * The trace keeps the sampled ids (mask 1); `served` is what the engine read in their place. The later
+ * turns' logprobs were computed with `served` in the context.
+ */
+export interface RerenderedSpan {
+  /** Index into the trace's full sequence (promptIds ++ responseIds) of the first sampled id. */
+  at: number;
+  sampled: number[];
+  served: number[];
+  completionId: string;
+  /** The completion whose prompt first held `served`. */
+  servedIn: string;
 }
 
 /**
@@ -65,7 +89,7 @@ export interface TraceProof {
 /** A completion that belongs with this trace but contributed no tokens. */
 export interface SkippedCompletion {
   completionId: string;
-  reason: 'aborted' | 'error' | 'retried';
+  reason: 'aborted' | 'error' | 'incomplete' | 'retried';
   /** For 'retried': the completion that replaced it. */
   replacedBy?: string;
 }
@@ -90,7 +114,20 @@ export interface Trace {
   proof: TraceProof;
   origin: TraceOrigin;
   skipped: SkippedCompletion[];
+  /** Chat-mode re-renders the trace merged across (empty when every prompt extends the trace exactly). */
+  rerendered: RerenderedSpan[];
+  /**
+   * Custody (DESIGN §9; set by applyCustody, absent straight out of a builder): true when the trace
+   * includes or depends on an incomplete call, or no reward could be attributed to it. Masked traces are
+   * left out of training exports by default.
+   */
+  masked?: boolean;
+  maskReason?: MaskReason | null;
+  /** The incomplete call that masked the trace (null for 'unattributed'). */
+  maskedBy?: string | null;
 }
+
+export type MaskReason = IncompleteReason | 'unattributed';
 
 export interface BuildOptions {
   /** A number or null is broadcast to every trace; a function gives per-trace rewards. */
@@ -103,12 +140,18 @@ export interface BuildOptions {
   retries?: 'separate' | 'replace';
   /** prefix-merge: 'record' (default) lets a chain span versions (see policyVersions); 'split' breaks it. */
   onPolicyChange?: 'record' | 'split';
+  /**
+   * prefix-merge: the engine tokenizer's text of one id. With it, a prompt that re-renders the previous
+   * turn's output with only whitespace changed (chat mode) continues the trace, the difference recorded
+   * in `rerendered`; without it such a prompt is a 'prompt-diverged' break.
+   */
+  tokenText?: (id: number) => string;
 }
 
 /** A non-ok completion that extends no ok completion (so it has no trace to be listed in). */
 export interface UnplacedCompletion {
   completionId: string;
-  reason: 'aborted' | 'error';
+  reason: 'aborted' | 'error' | 'incomplete';
 }
 
 export interface BuildResult {

@@ -1,11 +1,14 @@
 // HTTP plumbing shared by both flavours: SSE framing, request bookkeeping, the token clock.
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { TokenFormat } from '../token-format.js';
 import type { ChatTokenizer } from '../tokenizer/index.js';
 import type { Run, SimState } from './state.js';
 
 export interface SimContext {
   state: SimState;
+  /** The served model's tokenizer and family: how prompts render and how output is written and parsed. */
+  fmt: TokenFormat;
   tok: ChatTokenizer;
   model: string;
   maxModelLen: number;
@@ -72,6 +75,32 @@ export async function withRun<T>(ctx: SimContext, req: FastifyRequest, fn: (run:
     req.raw.socket?.off('close', onClose);
     ctx.state.finish(run);
   }
+}
+
+/** True when a sample ended on one of the family's stop tokens (it rides with the token before it). */
+export function endsOnStopToken(ctx: SimContext, s: { ids: number[]; finish: string }): boolean {
+  return s.finish === 'stop' && ctx.fmt.stopIds.concat(ctx.tok.eosTokenId).includes(s.ids[s.ids.length - 1]!);
+}
+
+/** What the family's parser reads: the sampled text with special tokens kept and the stop token left out. */
+export function parserText(ctx: SimContext, ids: number[], matched: number | string | null): string {
+  const body = typeof matched === 'number' && ids[ids.length - 1] === matched ? ids.slice(0, -1) : ids;
+  const text = ctx.tok.decode(body);
+  return typeof matched === 'string' && text.endsWith(matched) ? text.slice(0, -matched.length) : text;
+}
+
+/** Text deltas for the family's parser as a sample's ids are sent (special tokens kept, stop token and string cut). */
+export function parserTextStream(ctx: SimContext, s: { ids: number[]; matched: number | string | null }) {
+  let emitted = 0;
+  return {
+    upTo(count: number, last: boolean): string {
+      const text = parserText(ctx, s.ids.slice(0, count), last ? s.matched : null);
+      if (!last && text.endsWith('\uFFFD')) return '';
+      const delta = text.slice(emitted);
+      emitted = Math.max(emitted, text.length);
+      return delta;
+    },
+  };
 }
 
 /** Groups token indices into stream steps: one token each, except a final EOS rides with the token before it. */

@@ -1,6 +1,6 @@
 // Simulated vLLM / SGLang engines over real loopback HTTP (DESIGN §4 "sim"). Entry point.
 import Fastify from 'fastify';
-import { loadTokenizer } from '../tokenizer/index.js';
+import { loadTokenFormat } from '../token-format.js';
 import type { SimContext } from './http.js';
 import { registerSglang } from './sglang-routes.js';
 import { SimState, type Flavor, type SimKnobs, type SimStats } from './state.js';
@@ -24,9 +24,11 @@ export interface SimEngineOptions {
   skill?: number;
   /** Share of tokens sampled in a non-canonical split (see SimKnobs.nonCanonicalRate). */
   nonCanonicalRate?: number;
-  /** Served model name. Default 'Qwen/Qwen3-8B'. */
+  /** Served model name. Default: a model of the family (Qwen/Qwen3-8B for qwen3). */
   model?: string;
-  /** Tokenizer spec. Default 'builtin:qwen3'. */
+  /** The model family it renders, samples and parses like (core/families). Default: detected from the tokenizer, else qwen3. */
+  family?: string;
+  /** Tokenizer spec. Default: the family's builtin. */
   tokenizer?: string;
   maxModelLen?: number;
   ttftMs?: number;
@@ -34,35 +36,51 @@ export interface SimEngineOptions {
   failureRate?: number;
   midStreamDropRate?: number;
   midStreamErrorRate?: number;
+  missingIdsRate?: number;
+  shortLogprobsRate?: number;
   /** vLLM only: which reasoning key(s) responses carry (v0.11.0 / v0.11.1–0.16 / newest). Default 'both'. */
   reasoningField?: ReasoningField;
   /** SGLang only: the weight_version it reports. Default 'default'. */
   weightVersion?: string;
 }
 
+/** A model name of each family, served by default (what an agent configured for that model sends). */
+export const SIM_MODELS: Record<string, string> = {
+  'qwen3': 'Qwen/Qwen3-8B',
+  'qwen3-coder': 'Qwen/Qwen3-Coder-30B-A3B-Instruct',
+  'gpt-oss': 'openai/gpt-oss-20b',
+  'glm45': 'zai-org/GLM-4.5-Air',
+  'deepseek-v31': 'deepseek-ai/DeepSeek-V3.1',
+};
+
 export interface SimEngine {
   url: string;
   flavor: Flavor;
   model: string;
+  /** The model family it speaks. */
+  family: string;
   close(): Promise<void>;
   setKnobs(partial: Partial<SimKnobs>): void;
   stats(): SimStats & { knobs: SimKnobs };
 }
 
 export async function startSimEngine(opts: SimEngineOptions): Promise<SimEngine> {
-  const tok = await loadTokenizer(opts.tokenizer ?? 'builtin:qwen3');
+  const fmt = await loadTokenFormat({ tokenizer: opts.tokenizer, family: opts.family });
+  const tok = fmt.tok;
   const knobs: SimKnobs = {
     ttftMs: opts.ttftMs ?? 30,
     perTokenMs: opts.perTokenMs ?? 5,
     failureRate: opts.failureRate ?? 0,
     midStreamDropRate: opts.midStreamDropRate ?? 0,
     midStreamErrorRate: opts.midStreamErrorRate ?? 0,
+    missingIdsRate: opts.missingIdsRate ?? 0,
+    shortLogprobsRate: opts.shortLogprobsRate ?? 0,
     skill: opts.skill ?? 0.8,
     nonCanonicalRate: opts.nonCanonicalRate ?? 0,
   };
   const state = new SimState(opts.flavor, opts.seed ?? 0, knobs);
-  const model = opts.model ?? 'Qwen/Qwen3-8B';
-  const ctx: SimContext = { state, tok, model, maxModelLen: opts.maxModelLen ?? 40960 };
+  const model = opts.model ?? SIM_MODELS[fmt.family.name] ?? 'Qwen/Qwen3-8B';
+  const ctx: SimContext = { state, fmt, tok, model, maxModelLen: opts.maxModelLen ?? 40960 };
 
   const app = Fastify({ logger: false, bodyLimit: 256 * 1024 * 1024, keepAliveTimeout: 60_000 });
   // Engines accept JSON without a content-type (curl -d); treat any body as JSON.
@@ -97,6 +115,7 @@ export async function startSimEngine(opts: SimEngineOptions): Promise<SimEngine>
     url: `http://${shownHost}:${port}`,
     flavor: opts.flavor,
     model,
+    family: fmt.family.name,
     async close() {
       state.resume(); // release held requests so the server can drain
       for (const r of state.runs) r.aborted = true;

@@ -33,8 +33,16 @@ function quote(p: string): string {
   return /^[\w./-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`;
 }
 
+/**
+ * No file name, command word or expression the sim acts on is this long. Longer words are dropped before the
+ * patterns below run: several of them backtrack over a whole word at every start position, so one 100k-character
+ * word cost seconds of the event loop every engine shares.
+ */
+const MAX_WORD = 256;
+const LONG_WORD = new RegExp(`\\S{${MAX_WORD + 1},}`, 'g');
+
 export function readIntent(task: string): Intent {
-  const t = task.trim();
+  const t = task.replace(LONG_WORD, ' ').trim();
   const lower = t.toLowerCase();
   const explicit = /\b(?:run|execute)\s*(?::\s*|\s+)`([^`]+)`/i.exec(t) ?? /\b(?:run|execute) the command\s*:?\s*(.+)$/im.exec(t);
   if (explicit) return { kind: 'shell', command: explicit[1].trim(), wantsNumber: false };

@@ -1,9 +1,9 @@
 // The sim's "model": a deterministic, seeded policy that reads the rendered prompt the way the model
-// would and writes Qwen3-style output text (think block, hermes tool calls, final answer). Pure.
-import { pyJsonDumps } from '../../core/qwen3/py-json.js';
+// would (through its family's prompt reader) and writes that family's output text (reasoning, tool calls,
+// final answer) with the token it stops on. Pure.
+import { getFamily, type ModelFamily, type PromptTurn, type PromptView, type SampledTurn } from '../../core/families/index.js';
 import { formatNumber } from './arith.js';
 import { readIntent, taskText, type Intent } from './intent.js';
-import { readPrompt, toolResponses, type PromptTurn, type PromptView } from './prompt-view.js';
 import { unit } from './rng.js';
 import { findSchemaInText, schemaValue } from './schema-value.js';
 import { matchCalculator, matchReadFile, matchShell, type ToolUse } from './tool-match.js';
@@ -21,10 +21,14 @@ export interface PolicyInput {
   jsonSchema?: Record<string, unknown> | true;
   /** OpenAI tool_choice when known (chat routes). */
   toolChoice?: unknown;
+  /** The model family whose prompts it reads and whose output it writes. Default qwen3. */
+  family?: ModelFamily;
 }
 
 export interface PolicyDecision {
   text: string;
+  /** The token text the model stops on (null: raw completion, the tokenizer's EOS). */
+  end: string | null;
   kind: 'greeting' | 'tool_call' | 'answer_from_tool' | 'direct' | 'json' | 'raw';
 }
 
@@ -49,22 +53,33 @@ function lastNonSystem(turns: PromptTurn[]): PromptTurn | undefined {
 
 function lastTask(turns: PromptTurn[]): string {
   for (let i = turns.length - 1; i >= 0; i--) {
-    if (turns[i].role === 'user' && !toolResponses(turns[i])) return taskText(turns[i].content);
+    if (turns[i].role === 'user') return taskText(turns[i].content);
   }
   return '';
 }
 
+/** The tool results the model is answering from: the `tool` turns that end the prompt. */
+function trailingToolResults(turns: PromptTurn[]): string[] | null {
+  const out: string[] = [];
+  for (let i = turns.length - 1; i >= 0 && turns[i].role !== 'user' && turns[i].role !== 'assistant'; i--) {
+    if (turns[i].role === 'tool') out.unshift(turns[i].content);
+  }
+  return out.length ? out : null;
+}
+
 /**
  * Unwraps agent framing of a tool result: an "Output:" section (Codex puts it last on its own lines,
- * Qwen Code inline between "Directory:" and "Error:"), JSON envelopes.
+ * Qwen Code inline between "Directory:" and "Error:"), JSON envelopes and lists of them.
  */
 function toolOutputText(raw: string): string {
   let t = raw;
   const out = /(?:^|\n)Output:[ \t]*\n?([\s\S]*?)(?=\n[A-Z][A-Za-z ]{1,30}:(?: |\n|$)|$)/.exec(t);
   if (out) t = out[1];
   try {
-    const v = JSON.parse(t) as unknown;
-    if (v && typeof v === 'object') {
+    const parsed = JSON.parse(t) as unknown;
+    // A list of per-command results (Cline's run_commands: [{query, result, success}]): the last one counts.
+    const v = Array.isArray(parsed) && parsed.length ? parsed[parsed.length - 1] : parsed;
+    if (v && typeof v === 'object' && !Array.isArray(v)) {
       const o = v as Record<string, unknown>;
       for (const k of ['output', 'stdout', 'result', 'content', 'llmContent', 'text']) {
         if (typeof o[k] === 'string') return o[k] as string;
@@ -89,10 +104,6 @@ function valueFromResult(result: string, intent: Intent): string {
   if (lines.length === 1) return lines[0];
   if (firstNumber !== undefined) return firstNumber;
   return lines[0] ?? '';
-}
-
-function toolCallText(use: ToolUse): string {
-  return `<tool_call>\n${pyJsonDumps({ name: use.tool.name, arguments: use.args })}\n</tool_call>`;
 }
 
 function chooseTool(view: PromptView, intent: Intent, toolChoice: unknown): ToolUse | null {
@@ -121,7 +132,8 @@ function schemaFor(input: PolicyInput, view: PromptView): Record<string, unknown
 }
 
 export function decide(input: PolicyInput): PolicyDecision {
-  const view = readPrompt(input.promptText);
+  const family = input.family ?? getFamily('qwen3');
+  const view = family.readPrompt(input.promptText);
   const key = [input.seed, input.variant] as const;
   const wrong = unit('skill', input.seed, input.variant, input.promptText) < 1 - input.skill;
 
@@ -130,19 +142,18 @@ export function decide(input: PolicyInput): PolicyDecision {
     if (intent.kind === 'arithmetic') {
       const v = formatNumber(intent.value);
       const shown = wrong ? perturb(v, ...key) : v;
-      return { kind: 'raw', text: `${shown}\n\nThe answer is ${shown}.` };
+      return { kind: 'raw', text: `${shown}\n\nThe answer is ${shown}.`, end: null };
     }
-    return { kind: 'raw', text: ' and that is all.\n\n' };
+    return { kind: 'raw', text: ' and that is all.\n\n', end: null };
   }
 
-  const last = lastNonSystem(view.turns);
   const task = lastTask(view.turns);
   const intent = readIntent(task);
-  const results = last && last.role === 'user' ? toolResponses(last) : null;
+  const results = lastNonSystem(view.turns)?.role === 'tool' ? trailingToolResults(view.turns) : null;
   const schema = schemaFor(input, view);
 
   let think: string;
-  let body: string;
+  let body = '';
   let kind: PolicyDecision['kind'];
   const use = results ? null : chooseTool(view, intent, input.toolChoice);
 
@@ -155,7 +166,6 @@ export function decide(input: PolicyInput): PolicyDecision {
   } else if (use) {
     const what = intent.kind === 'arithmetic' ? `compute ${intent.expression}` : `run \`${(intent as { command: string }).command}\``;
     think = `The user wants me to ${what}. I'll use the ${use.tool.name} tool.`;
-    body = toolCallText(use);
     kind = 'tool_call';
   } else if (schema) {
     const answer = intent.kind === 'arithmetic' ? formatNumber(intent.value) : null;
@@ -181,7 +191,9 @@ export function decide(input: PolicyInput): PolicyDecision {
     kind = 'direct';
   }
 
-  if (view.generation === 'no-think') return { kind, text: body };
-  if (view.generation === 'in-think') return { kind, text: `${think}\n</think>\n\n${body}` };
-  return { kind, text: `<think>\n${think}\n</think>\n\n${body}` };
+  const turn: SampledTurn = use
+    ? { reasoning: think, toolCalls: [{ name: use.tool.name, arguments: use.args }] }
+    : { reasoning: think, content: body };
+  if (view.generation === 'no-think') turn.reasoning = null;
+  return { kind, ...family.formatTurn(turn, view) };
 }

@@ -1,5 +1,7 @@
-// One completion from the policy, as token ids: output ids = encode(text) + [eos], cut by max tokens or a
-// stop string the way an engine would. Logprobs are not stored: they are a pure function (logprobs.ts).
+// One completion from the policy, as token ids: output ids = encode(text) + [the family's end token], cut
+// by max tokens or a stop string the way an engine would. Logprobs are not stored: they are a pure
+// function (logprobs.ts).
+import type { TokenFormat } from '../token-format.js';
 import type { ChatTokenizer } from '../tokenizer/index.js';
 import { decide, type PolicyInput } from './policy.js';
 import { unit } from './rng.js';
@@ -18,17 +20,19 @@ export interface SampleRequest {
 export interface Sampled {
   ids: number[];
   finish: 'stop' | 'length';
-  /** EOS / stop token id, stop string, or null (length). */
+  /** The stop token id (EOS or the family's turn end), stop string, or null (length). */
   matched: number | string | null;
   promptText: string;
 }
 
-export function sample(tok: ChatTokenizer, seed: number, skill: number, req: SampleRequest): Sampled {
+export function sample(fmt: TokenFormat, seed: number, skill: number, req: SampleRequest): Sampled {
+  const { tok } = fmt;
   const promptText = tok.decode(req.promptIds);
-  const { text } = decide({ promptText, seed, skill, variant: req.variant, jsonSchema: req.jsonSchema, toolChoice: req.toolChoice });
-  let ids = [...splitSomeTokens(tok, tok.encode(text), req.nonCanonicalRate ?? 0, seed, req.variant), tok.eosTokenId];
+  const { text, end } = decide({ promptText, seed, skill, variant: req.variant, jsonSchema: req.jsonSchema, toolChoice: req.toolChoice, family: fmt.family });
+  const endId = (end !== null ? tok.singleTokenId(end) : undefined) ?? tok.eosTokenId;
+  let ids = [...splitSomeTokens(tok, tok.encode(text), req.nonCanonicalRate ?? 0, seed, req.variant), endId];
   let finish: Sampled['finish'] = 'stop';
-  let matched: Sampled['matched'] = tok.eosTokenId;
+  let matched: Sampled['matched'] = endId;
   for (const s of req.stop ?? []) {
     const at = s ? text.indexOf(s) : -1;
     if (at >= 0) {

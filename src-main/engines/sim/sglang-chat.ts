@@ -1,11 +1,15 @@
 // SGLang 0.5.x POST /v1/chat/completions: no token ids anywhere, bare-hex id, matched_stop,
 // reasoning_content, all-keys-with-nulls streaming, a separate finish chunk, flat errors.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { createQwen3StreamParser, type Qwen3ParseResult } from '../../core/qwen3/output-parser.js';
+import type { Qwen3ParseResult } from '../../core/families/qwen3/output-parser.js';
 import type { CanonicalDelta } from '../../core/types.js';
-import { bodyOf, hex, HttpError, jsonSchemaOf, nowSec, resolveMaxTokens, SseWriter, stopList, streamSteps, withRun, type Body, type SimContext } from './http.js';
+import type { FunctionTool } from '../../core/types.js';
+import {
+  bodyOf, endsOnStopToken, hex, HttpError, jsonSchemaOf, nowSec, parserText, parserTextStream, resolveMaxTokens, SseWriter, stopList, streamSteps, withRun,
+  type Body, type SimContext,
+} from './http.js';
 import { chatLogprobEntry } from './openai-logprobs.js';
-import { createDetokenizer, sample, type Sampled } from './sample.js';
+import { sample, type Sampled } from './sample.js';
 import { sglangContextError, type SglangShared } from './sglang-generate.js';
 import { prepareChat } from './vllm-chat.js';
 
@@ -27,11 +31,12 @@ function collect(deltas: CanonicalDelta[]): Qwen3ParseResult & { calls: unknown[
   return { reasoning: reasoning || null, content: content || null, toolCalls: [], calls };
 }
 
-/** Tokens from `<think>` through `</think>` (SGLang's usage.reasoning_tokens). */
-function reasoningTokens(ids: number[], thinkingOpen: boolean): number {
-  const end = ids.indexOf(151668);
+/** Tokens from `<think>` through `</think>` (SGLang's usage.reasoning_tokens; 0 for formats without them). */
+function reasoningTokens(ctx: SimContext, ids: number[], thinkingOpen: boolean): number {
+  const endId = ctx.tok.singleTokenId('</think>');
+  const end = endId === undefined ? -1 : ids.indexOf(endId);
   if (end >= 0) return end + 1;
-  return thinkingOpen || ids[0] === 151667 ? ids.length : 0;
+  return thinkingOpen || (ids.length > 0 && ids[0] === ctx.tok.singleTokenId('<think>')) ? ids.length : 0;
 }
 
 export async function sglangChat(ctx: SimContext, shared: SglangShared, req: FastifyRequest, reply: FastifyReply) {
@@ -49,7 +54,7 @@ export async function sglangChat(ctx: SimContext, shared: SglangShared, req: Fas
   if (ctx.state.rollFailure()) throw new HttpError(500, 'Simulated engine failure', 'InternalServerError');
   ctx.state.noteDpRank(body.data_parallel_rank ?? body.routed_dp_rank ?? req.headers['x-data-parallel-rank']);
   const n = typeof body.n === 'number' && body.n > 1 ? Math.floor(body.n) : 1;
-  const samples = Array.from({ length: n }, (_, i) => sample(ctx.tok, ctx.state.seed, ctx.state.knobs.skill, {
+  const samples = Array.from({ length: n }, (_, i) => sample(ctx.fmt, ctx.state.seed, ctx.state.knobs.skill, {
         nonCanonicalRate: ctx.state.knobs.nonCanonicalRate,
     promptIds: p.promptIds, maxTokens: resolveMaxTokens(ctx, p.promptIds.length, maxKey), stop: stopList(body.stop),
     variant: ctx.state.variant(body.seed, i), jsonSchema: jsonSchemaOf(body), toolChoice: body.tool_choice,
@@ -57,7 +62,9 @@ export async function sglangChat(ctx: SimContext, shared: SglangShared, req: Fas
   const opts = {
     body,
     promptIds: p.promptIds,
-    thinkingOpen: p.thinkingOpen,
+    promptText: p.promptText,
+    thinkingOpen: p.promptText.lastIndexOf('<think>') > p.promptText.lastIndexOf('</think>'),
+    tools: p.tools,
     parseTools: Array.isArray(body.tools) && body.tools.length > 0 && body.tool_choice !== 'none',
     separate: body.separate_reasoning !== false,
     model: typeof body.model === 'string' ? body.model : 'default',
@@ -73,16 +80,12 @@ export async function sglangChat(ctx: SimContext, shared: SglangShared, req: Fas
   });
 }
 
-type Opts = { body: Body; promptIds: number[]; thinkingOpen: boolean; parseTools: boolean; separate: boolean; model: string };
+type Opts = {
+  body: Body; promptIds: number[]; promptText: string; thinkingOpen: boolean; tools?: FunctionTool[]; parseTools: boolean; separate: boolean; model: string;
+};
 
-function parserFor(o: Opts) {
-  if (!o.separate) return createQwen3StreamParser({ parseReasoning: false, parseToolCalls: o.parseTools, newToolCallId: callId });
-  return createQwen3StreamParser({ thinkingOpen: o.thinkingOpen, parseToolCalls: o.parseTools, newToolCallId: callId });
-}
-
-function visible(ctx: SimContext, o: Opts, s: Sampled, ids: number[]): string {
-  const text = ctx.tok.decode(ids, { skipSpecialTokens: o.body.skip_special_tokens !== false });
-  return typeof s.matched === 'string' && text.endsWith(s.matched) ? text.slice(0, -s.matched.length) : text;
+function parserFor(ctx: SimContext, o: Opts) {
+  return ctx.fmt.family.createParser({ promptTail: o.promptText, tools: o.tools, parseReasoning: o.separate, parseToolCalls: o.parseTools, newToolCallId: callId });
 }
 
 function finishOf(s: Sampled, hasTools: boolean, aborted: boolean): { finish_reason: string; matched_stop: number | string | null } {
@@ -100,9 +103,9 @@ function chatResponse(ctx: SimContext, shared: SglangShared, o: Opts, samples: S
   const choices = samples.map((s0, index) => {
     const s = aborted ? { ...s0, ids: s0.ids.slice(0, Math.floor(s0.ids.length / 2)) } : s0;
     completion += s.ids.length;
-    reasoningTok += reasoningTokens(s.ids, o.thinkingOpen);
-    const parser = parserFor(o);
-    const r = collect([...parser.push(visible(ctx, o, s, s.ids)), ...parser.end()]);
+    reasoningTok += reasoningTokens(ctx, s.ids, o.thinkingOpen);
+    const parser = parserFor(ctx, o);
+    const r = collect([...parser.push(parserText(ctx, s.ids, aborted ? null : s.matched)), ...parser.end()]);
     return {
       index,
       message: { role: 'assistant', content: r.content, reasoning_content: r.reasoning, tool_calls: r.calls.length ? r.calls : null },
@@ -128,7 +131,6 @@ async function streamChat(ctx: SimContext, shared: SglangShared, req: FastifyReq
   const topK = typeof o.body.top_logprobs === 'number' ? o.body.top_logprobs : 0;
   const wantLp = o.body.logprobs === true;
   const includeUsage = (o.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
-  const eos = ctx.tok.eosTokenId;
   const nullDelta = { role: null, content: null, reasoning_content: null, tool_calls: null };
   const chunk = (index: number, delta: object, logprobs: unknown, finish: { finish_reason: string | null; matched_stop: unknown } = { finish_reason: null, matched_stop: null }) =>
     ({ ...head, choices: [{ index, delta: { ...nullDelta, ...delta }, logprobs, ...finish }], usage: null });
@@ -137,9 +139,9 @@ async function streamChat(ctx: SimContext, shared: SglangShared, req: FastifyReq
     const sse = new SseWriter(reply);
     const per = samples.map((s) => ({
       s,
-      steps: streamSteps(s.ids.length, s.finish === 'stop' && s.ids[s.ids.length - 1] === eos),
-      detok: createDetokenizer(ctx.tok, o.body.skip_special_tokens !== false, typeof s.matched === 'string' ? s.matched : undefined),
-      parser: parserFor(o),
+      steps: streamSteps(s.ids.length, endsOnStopToken(ctx, s)),
+      text: parserTextStream(ctx, s),
+      parser: parserFor(ctx, o),
       pendingLp: [] as unknown[],
       sawTool: false,
       sent: 0,
@@ -160,8 +162,7 @@ async function streamChat(ctx: SimContext, shared: SglangShared, req: FastifyReq
         const ids = x.steps[step];
         if (!ids) return;
         const isLast = step === x.steps.length - 1;
-        let text = '';
-        for (const t of ids) text += x.detok.push(x.s.ids[t], isLast && t === ids[ids.length - 1]);
+        const text = ids.length ? x.text.upTo(ids[ids.length - 1] + 1, isLast) : '';
         x.sent += ids.length;
         if (wantLp) for (const t of ids) x.pendingLp.push(chatLogprobEntry(lp, t === 0 ? o.promptIds[P - 1] : x.s.ids[t - 1], P + t, x.s.ids[t], topK));
         for (const d of [...x.parser.push(text), ...(isLast ? x.parser.end() : [])]) {
@@ -179,7 +180,7 @@ async function streamChat(ctx: SimContext, shared: SglangShared, req: FastifyReq
     }
     per.forEach((x, index) => sse.data(chunk(index, {}, null, finishOf(x.s, x.sawTool, run.aborted))));
     const completion = per.reduce((a, x) => a + x.sent, 0);
-    const reasoningTok = per.reduce((a, x) => a + reasoningTokens(x.s.ids.slice(0, x.sent), o.thinkingOpen), 0);
+    const reasoningTok = per.reduce((a, x) => a + reasoningTokens(ctx, x.s.ids.slice(0, x.sent), o.thinkingOpen), 0);
     ctx.state.stats.promptTokens += P;
     ctx.state.stats.completionTokens += completion;
     if (includeUsage) {

@@ -1,7 +1,7 @@
 // SGLang native POST /generate (0.5.x tokenizer_manager shapes): no chat template, raw output text,
 // cumulative streaming events, logprob triples in meta_info.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { bodyOf, hex, HttpError, resolveMaxTokens, SseWriter, stopList, streamSteps, withRun, type Body, type SimContext } from './http.js';
+import { bodyOf, endsOnStopToken, hex, HttpError, resolveMaxTokens, SseWriter, stopList, streamSteps, withRun, type Body, type SimContext } from './http.js';
 import { topAlternatives, tokenLogprob } from './logprobs.js';
 import { sample, type Sampled } from './sample.js';
 
@@ -56,7 +56,7 @@ export async function sglangGenerate(ctx: SimContext, shared: SglangShared, req:
   ids.forEach((promptIds, pi) => {
     for (let j = 0; j < n; j++) {
       const rid = String(rids?.[pi * n + j] ?? (typeof body.rid === 'string' && ids.length * n === 1 ? body.rid : hex()));
-      const s = sample(ctx.tok, ctx.state.seed, ctx.state.knobs.skill, {
+      const s = sample(ctx.fmt, ctx.state.seed, ctx.state.knobs.skill, {
         nonCanonicalRate: ctx.state.knobs.nonCanonicalRate,
         promptIds, maxTokens: resolveMaxTokens(ctx, promptIds.length, maxNew), stop: stopList(sp.stop),
         variant: ctx.state.variant(sp.sampling_seed, j), jsonSchema,
@@ -132,10 +132,9 @@ function result(
 async function streamGenerate(
   ctx: SimContext, shared: SglangShared, req: FastifyRequest, reply: FastifyReply, body: Body, jobs: Job[], many: boolean, started: number,
 ) {
-  const eos = ctx.tok.eosTokenId;
   return withRun(ctx, req, async (run) => {
     const sse = new SseWriter(reply);
-    const per = jobs.map((j) => ({ j, steps: streamSteps(j.s.ids.length, j.s.finish === 'stop' && j.s.ids[j.s.ids.length - 1] === eos), sent: 0 }));
+    const per = jobs.map((j) => ({ j, steps: streamSteps(j.s.ids.length, endsOnStopToken(ctx, j.s)), sent: 0 }));
     const longest = Math.max(...per.map((x) => x.steps.length));
     const breakAt = ctx.state.rollMidStream(longest);
     for (let step = 0; step < longest; step++) {

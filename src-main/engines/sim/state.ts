@@ -13,6 +13,10 @@ export interface SimKnobs {
   /** Share of streaming requests that end with an in-stream error event, then [DONE]. */
   midStreamErrorRate: number;
   skill: number;
+  /** vLLM chat only: share of answers that report no prompt ids (a capture fault, custody tests). */
+  missingIdsRate: number;
+  /** vLLM chat only: share of answers whose last token comes without its logprob (a capture fault). */
+  shortLogprobsRate: number;
   /**
    * Share of multi-character tokens sampled as two shorter tokens that decode to the same text, as real
    * models sometimes do. Re-tokenizing such output gives different ids; token mode must not.
@@ -78,6 +82,14 @@ export class SimState {
     const hit = this.rng() < this.knobs.failureRate;
     if (hit) this.stats.failuresInjected++;
     return hit;
+  }
+
+  /** A capture fault to inject into this answer (vLLM chat), or null. */
+  rollCaptureFault(): 'missing-ids' | 'short-logprobs' | null {
+    const r = this.rng();
+    if (r < this.knobs.missingIdsRate) return 'missing-ids';
+    if (r < this.knobs.missingIdsRate + this.knobs.shortLogprobsRate) return 'short-logprobs';
+    return null;
   }
 
   /** Stream step (≥1) at which the stream breaks (socket dropped, or an error event), or null. */

@@ -1,6 +1,6 @@
 // Recognises the tools an agent offers by role (calculator, shell, file reader), whatever they are named,
 // and builds their arguments from the tool's own JSON schema.
-import type { PromptTool } from './prompt-view.js';
+import type { PromptTool } from '../../core/families/index.js';
 
 type Schema = Record<string, unknown>;
 
@@ -57,7 +57,9 @@ export function matchShell(tools: PromptTool[], command: string): ToolUse | null
   for (const tool of cands) {
     const prop = pickProp(tool, CMD_PROP, /command|cmd|script/i, SHELL_NAME.test(tool.name));
     if (!prop) continue;
-    const value = typeOf(props(tool)[prop]) === 'array' ? ['bash', '-lc', command] : command;
+    // An array is either a list of command lines (Cline's `run_commands.commands`) or one argv (Codex's `shell`).
+    const isArray = typeOf(props(tool)[prop]) === 'array';
+    const value = !isArray ? command : /commands$/i.test(prop) ? [command] : ['bash', '-lc', command];
     return { tool, args: fillRequired(tool, { [prop]: value }) };
   }
   return null;

@@ -1,14 +1,13 @@
 // vLLM POST /v1/chat/completions (v0.11.x wire shape; see shared/reference/engines §1.2–1.3).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { createQwen3StreamParser, promptEndsInThink } from '../../core/qwen3/output-parser.js';
 import type { CanonicalDelta, ChatMessage, FunctionTool } from '../../core/types.js';
 import { vllmError } from './vllm-errors.js';
 import {
-  bodyOf, hex, HttpError, jsonSchemaOf, nowSec, resolveMaxTokens, SseWriter, stopList, streamSteps, withRun,
+  bodyOf, endsOnStopToken, hex, HttpError, jsonSchemaOf, nowSec, parserText, parserTextStream, resolveMaxTokens, SseWriter, stopList, streamSteps, withRun,
   type Body, type SimContext,
 } from './http.js';
 import { chatLogprobEntry, vllmPromptLogprobs } from './openai-logprobs.js';
-import { createDetokenizer, sample, type Sampled } from './sample.js';
+import { sample, type Sampled } from './sample.js';
 
 export type ReasoningField = 'reasoning_content' | 'reasoning' | 'both';
 
@@ -16,12 +15,12 @@ export interface VllmOptions { reasoningField: ReasoningField }
 
 interface Prepared {
   body: Body;
+  tools?: FunctionTool[];
   promptIds: number[];
   promptText: string;
   maxTokens: number;
   n: number;
   parseTools: boolean;
-  thinkingOpen: boolean;
 }
 
 export function toChatMessages(raw: unknown): ChatMessage[] {
@@ -35,17 +34,14 @@ export function toChatMessages(raw: unknown): ChatMessage[] {
 }
 
 /** Renders the chat prompt like vLLM's chat preprocessing and checks the context length. */
-export function prepareChat(ctx: SimContext, body: Body, maxKey: unknown): Omit<Prepared, 'body' | 'n' | 'parseTools'> {
+export function prepareChat(ctx: SimContext, body: Body, maxKey: unknown): Omit<Prepared, 'body' | 'n' | 'parseTools'> & { tools?: FunctionTool[] } {
   const messages = toChatMessages(body.messages);
   const tools = Array.isArray(body.tools) ? (body.tools as FunctionTool[]) : undefined;
   const cont = body.continue_final_message === true;
   let promptText: string;
   try {
-    promptText = ctx.tok.renderChat(messages, {
-      tools,
-      addGenerationPrompt: cont ? false : body.add_generation_prompt !== false,
-      chatTemplateKwargs: (body.chat_template_kwargs ?? undefined) as Record<string, unknown> | undefined,
-    });
+    const kwargs = (body.chat_template_kwargs ?? undefined) as Record<string, unknown> | undefined;
+    promptText = ctx.fmt.render({ tools, chat_template_kwargs: kwargs }, messages, cont ? false : body.add_generation_prompt !== false);
   } catch (e) {
     throw new HttpError(400, `chat template error: ${(e as Error).message}`);
   }
@@ -57,7 +53,12 @@ export function prepareChat(ctx: SimContext, body: Body, maxKey: unknown): Omit<
   if (typeof maxKey === 'number' && P + maxKey > L) {
     throw new HttpError(400, `This model's maximum context length is ${L} tokens. However, you requested ${P + maxKey} tokens (${P} in the messages, ${maxKey} in the completion). Please reduce the length of the messages or completion.`);
   }
-  return { promptIds, promptText, maxTokens: resolveMaxTokens(ctx, P, maxKey), thinkingOpen: promptEndsInThink(promptText) };
+  return { promptIds, promptText, maxTokens: resolveMaxTokens(ctx, P, maxKey), tools };
+}
+
+/** The served family's parser, as vLLM runs its reasoning + tool parsers on chat output. */
+function chatParser(ctx: SimContext, p: Prepared) {
+  return ctx.fmt.family.createParser({ promptTail: p.promptText, tools: p.tools, parseToolCalls: p.parseTools, newToolCallId: () => `chatcmpl-tool-${hex()}` });
 }
 
 function validate(body: Body): void {
@@ -70,7 +71,8 @@ function validate(body: Body): void {
   }
 }
 
-function stopReason(s: Sampled, eos: number): number | string | null {
+/** vLLM names the stop token or string that ended a sample, but not the EOS. */
+export function stopReason(s: Sampled, eos: number): number | string | null {
   return s.finish === 'stop' && s.matched !== eos ? s.matched : null;
 }
 
@@ -106,7 +108,7 @@ export async function vllmChat(ctx: SimContext, opts: VllmOptions, req: FastifyR
   const parseTools = Array.isArray(body.tools) && body.tools.length > 0 && body.tool_choice !== 'none';
   if (ctx.state.rollFailure()) throw new HttpError(500, 'Simulated engine failure', 'InternalServerError');
   ctx.state.noteDpRank(req.headers['x-data-parallel-rank']);
-  const samples = Array.from({ length: n }, (_, i) => sample(ctx.tok, ctx.state.seed, ctx.state.knobs.skill, {
+  const samples = Array.from({ length: n }, (_, i) => sample(ctx.fmt, ctx.state.seed, ctx.state.knobs.skill, {
         nonCanonicalRate: ctx.state.knobs.nonCanonicalRate,
     promptIds: p.promptIds, maxTokens: p.maxTokens, stop: stopList(body.stop), variant: ctx.state.variant(body.seed, i),
     jsonSchema: jsonSchemaOf(body), toolChoice: body.tool_choice,
@@ -132,12 +134,11 @@ function chatResponse(ctx: SimContext, opts: VllmOptions, p: Prepared, samples: 
   const asIds = b.return_tokens_as_token_ids === true;
   const P = p.promptIds.length;
   let completion = 0;
+  const fault = ctx.state.rollCaptureFault();
   const choices = samples.map((s, index) => {
     completion += s.ids.length;
-    const text = ctx.tok.decode(s.ids, { skipSpecialTokens: b.skip_special_tokens !== false });
-    const visible = s.matched && typeof s.matched === 'string' && text.endsWith(s.matched) ? text.slice(0, -s.matched.length) : text;
-    const parser = createQwen3StreamParser({ thinkingOpen: p.thinkingOpen, parseToolCalls: p.parseTools, newToolCallId: () => `chatcmpl-tool-${hex()}` });
-    const deltas = [...parser.push(visible), ...parser.end()];
+    const parser = chatParser(ctx, p);
+    const deltas = [...parser.push(parserText(ctx, s.ids, s.matched)), ...parser.end()];
     let reasoning = '';
     let content = '';
     const toolCalls: unknown[] = [];
@@ -155,7 +156,7 @@ function chatResponse(ctx: SimContext, opts: VllmOptions, p: Prepared, samples: 
         tool_calls: toolCalls, ...reasoningKeys(opts.reasoningField, reasoning || null),
       },
       logprobs: b.logprobs === true
-        ? { content: s.ids.map((id, i) => chatLogprobEntry(lp, all[P + i - 1], P + i, id, topK, asIds)) }
+        ? { content: s.ids.map((id, i) => chatLogprobEntry(lp, all[P + i - 1], P + i, id, topK, asIds)).slice(0, fault === 'short-logprobs' ? -1 : undefined) }
         : null,
       finish_reason: finish,
       stop_reason: aborted ? null : stopReason(s, ctx.tok.eosTokenId),
@@ -169,7 +170,7 @@ function chatResponse(ctx: SimContext, opts: VllmOptions, p: Prepared, samples: 
     id: `chatcmpl-${hex()}`, object: 'chat.completion', created: nowSec(), model: ctx.model, choices,
     service_tier: null, system_fingerprint: null,
     usage: { prompt_tokens: P, total_tokens: P + completion, completion_tokens: completion, prompt_tokens_details: null },
-    prompt_logprobs: pl, prompt_token_ids: wantIds ? p.promptIds : null, kv_transfer_params: null,
+    prompt_logprobs: pl, prompt_token_ids: wantIds && fault !== 'missing-ids' ? p.promptIds : null, kv_transfer_params: null,
   };
 }
 
@@ -187,7 +188,6 @@ async function streamChat(ctx: SimContext, opts: VllmOptions, req: FastifyReques
   const continuous = includeUsage && so?.continuous_usage_stats === true;
   const lp = { tok: ctx.tok, flavor: 'vllm' as const, seed: ctx.state.seed };
   const P = p.promptIds.length;
-  const skip = b.skip_special_tokens !== false;
   const eos = ctx.tok.eosTokenId;
   const usage = (completion: number) => ({ prompt_tokens: P, total_tokens: P + completion, completion_tokens: completion });
 
@@ -195,9 +195,9 @@ async function streamChat(ctx: SimContext, opts: VllmOptions, req: FastifyReques
     const sse = new SseWriter(reply);
     const per = samples.map((s) => ({
       s,
-      steps: streamSteps(s.ids.length, s.finish === 'stop' && s.ids[s.ids.length - 1] === eos),
-      detok: createDetokenizer(ctx.tok, skip, typeof s.matched === 'string' ? s.matched : undefined),
-      parser: createQwen3StreamParser({ thinkingOpen: p.thinkingOpen, parseToolCalls: p.parseTools, newToolCallId: () => `chatcmpl-tool-${hex()}` }),
+      steps: streamSteps(s.ids.length, endsOnStopToken(ctx, s)),
+      text: parserTextStream(ctx, s),
+      parser: chatParser(ctx, p),
       sent: 0,
       sawTool: false,
     }));
@@ -205,8 +205,9 @@ async function streamChat(ctx: SimContext, opts: VllmOptions, req: FastifyReques
     const withUsage = (o: Record<string, unknown>) => (continuous ? { ...o, usage: usage(sentTokens) } : o);
     const longest = Math.max(0, ...per.map((x) => x.steps.length));
     const breakAt = ctx.state.rollMidStream(longest);
+    const fault = ctx.state.rollCaptureFault();
     for (let index = 0; index < per.length; index++) {
-      sse.data(withUsage({ ...head, choices: [{ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }], prompt_token_ids: wantIds ? p.promptIds : null }));
+      sse.data(withUsage({ ...head, choices: [{ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }], prompt_token_ids: wantIds && fault !== 'missing-ids' ? p.promptIds : null }));
     }
     let aborted = false;
     for (let step = 0; step < Math.max(1, longest); step++) {
@@ -226,8 +227,7 @@ async function streamChat(ctx: SimContext, opts: VllmOptions, req: FastifyReques
         const ids = x.steps[step];
         if (!ids) continue;
         const isLast = step === x.steps.length - 1;
-        let text = '';
-        for (const t of ids) text += x.detok.push(x.s.ids[t], isLast && t === ids[ids.length - 1]);
+        const text = ids.length ? x.text.upTo(ids[ids.length - 1] + 1, isLast) : '';
         const deltas = [...x.parser.push(text), ...(isLast ? x.parser.end() : [])];
         if (deltas.some((d) => d.kind === 'tool_call')) x.sawTool = true;
         const delta = deltaObject(deltas, opts.reasoningField);
@@ -235,7 +235,8 @@ async function streamChat(ctx: SimContext, opts: VllmOptions, req: FastifyReques
         if (!isLast && Object.keys(delta).length === 0 && !wantIds && !wantLp) continue;
         const choice: Record<string, unknown> = {
           index, delta,
-          logprobs: wantLp ? { content: ids.map((t) => chatLogprobEntry(lp, t === 0 ? p.promptIds[P - 1] : x.s.ids[t - 1], P + t, x.s.ids[t], topK, asIds)) } : null,
+          logprobs: wantLp ? { content: ids.map((t) => chatLogprobEntry(lp, t === 0 ? p.promptIds[P - 1] : x.s.ids[t - 1], P + t, x.s.ids[t], topK, asIds))
+            .slice(0, isLast && fault === 'short-logprobs' ? -1 : undefined) } : null,
           finish_reason: isLast ? (x.sawTool && x.s.finish === 'stop' ? 'tool_calls' : x.s.finish) : null,
         };
         if (isLast) choice.stop_reason = stopReason(x.s, eos);

@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { vllmError } from './vllm-errors.js';
 import {
-  bodyOf, hex, HttpError, jsonSchemaOf, nowSec, resolveMaxTokens, SseWriter, stopList, streamSteps, withRun,
+  bodyOf, endsOnStopToken, hex, HttpError, jsonSchemaOf, nowSec, resolveMaxTokens, SseWriter, stopList, streamSteps, withRun,
   type Body, type SimContext,
 } from './http.js';
 import { topAlternatives, tokenLogprob } from './logprobs.js';
@@ -46,7 +46,7 @@ export async function vllmCompletions(ctx: SimContext, req: FastifyRequest, repl
   const items: Item[] = [];
   prompts.forEach((promptIds, pi) => {
     for (let j = 0; j < n; j++) {
-      const s = sample(ctx.tok, ctx.state.seed, ctx.state.knobs.skill, {
+      const s = sample(ctx.fmt, ctx.state.seed, ctx.state.knobs.skill, {
         nonCanonicalRate: ctx.state.knobs.nonCanonicalRate,
         promptIds, maxTokens: resolveMaxTokens(ctx, promptIds.length, requested), stop: stopList(body.stop),
         variant: ctx.state.variant(body.seed, j), jsonSchema: jsonSchemaOf(body),
@@ -144,7 +144,7 @@ async function streamCompletions(ctx: SimContext, req: FastifyRequest, reply: Fa
     const sse = new SseWriter(reply);
     const per = items.map((x) => ({
       ...x,
-      steps: streamSteps(x.s.ids.length, x.s.finish === 'stop' && x.s.ids[x.s.ids.length - 1] === eos),
+      steps: streamSteps(x.s.ids.length, endsOnStopToken(ctx, x.s)),
       detok: createDetokenizer(ctx.tok, body.skip_special_tokens !== false, typeof x.s.matched === 'string' ? x.s.matched : undefined),
       offset: x.promptText.length,
     }));

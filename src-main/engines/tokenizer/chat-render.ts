@@ -1,6 +1,7 @@
 // Turns canonical messages into what vLLM hands to a chat template, then renders it.
 import { Template } from '@huggingface/jinja';
-import type { ChatMessage, ContentPart, FunctionTool } from '../../core/types.js';
+import { contentToText } from '../../core/content-text.js';
+import type { ChatMessage, FunctionTool } from '../../core/types.js';
 
 export interface RenderOptions {
   tools?: FunctionTool[];
@@ -8,16 +9,6 @@ export interface RenderOptions {
   chatTemplateKwargs?: Record<string, unknown>;
   /** The role `developer` messages get; absent: 'system' unless the template names the developer role. */
   developerRole?: 'system' | 'developer';
-}
-
-/** vLLM's "string" content format: text parts joined with newlines, other parts dropped. */
-export function contentToText(content: ChatMessage['content']): string {
-  if (content == null) return '';
-  if (typeof content === 'string') return content;
-  return (content as ContentPart[])
-    .filter((p) => p && p.type === 'text' && typeof (p as { text?: unknown }).text === 'string')
-    .map((p) => (p as { text: string }).text)
-    .join('\n');
 }
 
 function parseArguments(args: string): unknown {

@@ -16,10 +16,14 @@ export interface ChatTokenizer {
   pieces(ids: ArrayLike<number>): string[];
   /** True for added tokens flagged `special` (those skip_special_tokens removes). */
   isSpecial(id: number): boolean;
+  /** The id a text encodes to when it is exactly one token (markers, role tokens), else undefined. */
+  singleTokenId(text: string): number | undefined;
+  /** The chat template's source, when the tokenizer has one (family detection reads it). */
+  readonly templateSource: string | undefined;
   renderChat(messages: ChatMessage[], opts?: RenderOptions): string;
 }
 
-export { contentToText } from './chat-render.js';
+export { contentToText } from '../../core/content-text.js';
 
 const cache = new Map<string, Promise<ChatTokenizer>>();
 
@@ -81,6 +85,11 @@ async function build(spec: string): Promise<ChatTokenizer> {
       return t!;
     },
     isSpecial: (id) => specialIds.has(id),
+    singleTokenId(text) {
+      const ids: number[] = tok.encode(text, { add_special_tokens: false });
+      return ids.length === 1 ? ids[0] : undefined;
+    },
+    templateSource,
     pieces: (ids) => tok.model.convert_ids_to_tokens(Array.from(ids)),
     renderChat(messages, opts) {
       if (!renderer) throw new Error(`tokenizer ${spec} has no chat_template`);

@@ -167,3 +167,67 @@ export const opencodeHarness: Harness = {
   },
 };
 
+
+export const piHarness: Harness = {
+  name: 'pi',
+  description: 'pi coding agent (`pi -p`), OpenAI chat completions via a custom provider in ~/.pi/agent/models.json',
+  kind: 'cli',
+  dialect: 'openai-chat',
+  agent: { package: '@mariozechner/pi-coding-agent', version: '0.73.1', bin: 'pi' },
+  defaultTimeoutMs: CLI_TIMEOUT_MS,
+  homeFiles(ctx) {
+    return {
+      // `apiKey` names the environment variable holding the key, so the key is not written to disk.
+      '.pi/agent/models.json': json({
+        providers: {
+          rollgate: { baseUrl: ctx.urls.openai, api: 'openai-completions', apiKey: 'ROLLGATE_API_KEY', models: [{ id: ctx.model }] },
+        },
+      }),
+      '.pi/agent/settings.json': json({ enableInstallTelemetry: false }),
+    };
+  },
+  launch(ctx, bin) {
+    return {
+      file: bin!,
+      args: ['-p', '--no-session', '--provider', 'rollgate', '--model', ctx.model, ...extra(ctx), ctx.prompt],
+      // PI_OFFLINE: no update, package or telemetry calls at startup.
+      env: { ROLLGATE_API_KEY: ctx.key, PI_OFFLINE: '1', PI_TELEMETRY: '0' },
+    };
+  },
+};
+
+export const clineHarness: Harness = {
+  name: 'cline',
+  description: 'Cline CLI (`cline "<task>"`, one-shot, tools auto-approved), OpenAI chat completions via its openai-compatible provider',
+  kind: 'cli',
+  dialect: 'openai-chat',
+  agent: { package: 'cline', version: '3.0.65', bin: 'cline' },
+  defaultTimeoutMs: CLI_TIMEOUT_MS,
+  homeFiles(ctx) {
+    // What `cline auth --provider openai-compatible --baseurl … --modelid …` writes, in the run's own HOME.
+    return {
+      '.cline/data/settings/providers.json': json({
+        version: 1,
+        lastUsedProvider: 'openai-compatible',
+        modes: {},
+        providers: {
+          'openai-compatible': {
+            settings: { provider: 'openai-compatible', apiKey: ctx.key, model: ctx.model, baseUrl: ctx.urls.openai },
+            // Without `updatedAt` Cline discards the entry and falls back to its own hosted provider.
+            updatedAt: '2026-01-01T00:00:00.000Z',
+            tokenSource: 'manual',
+          },
+        },
+      }),
+    };
+  },
+  launch(ctx, bin) {
+    // Without `--data-dir` the CLI hands the task to a hub daemon (`--cline-hub-daemon`, its own session, a
+    // TCP port) that outlives it; with it, Cline runs its isolated local backend, which exits with the CLI.
+    return {
+      file: bin!,
+      args: ['--data-dir', `${ctx.home}/.cline/data`, ...extra(ctx), ctx.prompt],
+      env: { CLINE_NO_AUTO_UPDATE: '1' },
+    };
+  },
+};

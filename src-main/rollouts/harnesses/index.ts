@@ -1,16 +1,17 @@
 // Harness presets (DESIGN §7): the registry, and ready-to-paste snippets for manual sessions.
 import { builtinHarness, BUILTIN_AGENT_PATH } from './builtin.js';
-import { claudeCodeHarness, codexHarness, geminiCliHarness, opencodeHarness, qwenCodeHarness } from './cli-agents.js';
+import { claudeCodeHarness, clineHarness, codexHarness, geminiCliHarness, opencodeHarness, piHarness, qwenCodeHarness } from './cli-agents.js';
 import { commandHarness, placeholderValues, renderCommand } from './command.js';
+import { nopHarness, oracleHarness } from './reference.js';
 import { sessionEnv, shellQuote } from './common.js';
 import type { Harness, HarnessContext, ManualSnippet } from './types.js';
 
-export type { AgentPackage, Harness, HarnessContext, HarnessOptions, LaunchPlan, ManualSnippet } from './types.js';
+export type { AgentPackage, Harness, HarnessContext, HarnessMount, HarnessOptions, LaunchPlan, ManualSnippet } from './types.js';
 export { BUILTIN_AGENT_PATH } from './builtin.js';
 export { PLACEHOLDERS, renderCommand, placeholderValues } from './command.js';
 export { sessionEnv, shellQuote } from './common.js';
 
-const HARNESSES: readonly Harness[] = [builtinHarness, claudeCodeHarness, codexHarness, geminiCliHarness, qwenCodeHarness, opencodeHarness, commandHarness];
+const HARNESSES: readonly Harness[] = [builtinHarness, claudeCodeHarness, codexHarness, geminiCliHarness, qwenCodeHarness, opencodeHarness, piHarness, clineHarness, commandHarness, oracleHarness, nopHarness];
 
 export function listHarnesses(): readonly Harness[] {
   return HARNESSES;
@@ -29,9 +30,14 @@ export function harnessJson(h: Harness) {
 
 const HOME_VAR = '$ROLLGATE_HOME';
 
+/** One shell word; a path in the private HOME keeps `$ROLLGATE_HOME` expandable (env values and argv alike). */
+function shellWord(v: string): string {
+  if (v.startsWith(HOME_VAR)) return `"${HOME_VAR}"${v.length > HOME_VAR.length ? shellQuote(v.slice(HOME_VAR.length)) : ''}`;
+  return shellQuote(v);
+}
+
 function exportLine(k: string, v: string): string {
-  if (v.startsWith(HOME_VAR)) return `export ${k}="${HOME_VAR}"${shellQuote(v.slice(HOME_VAR.length)) || ''}`;
-  return `export ${k}=${shellQuote(v)}`;
+  return `export ${k}=${shellWord(v)}`;
 }
 
 /**
@@ -51,7 +57,7 @@ export function manualSnippet(h: Harness, ctx: Omit<HarnessContext, 'home' | 'pr
   else if (h.kind === 'command') command = renderCommand(ctx.options.command ?? 'your-agent --base-url {{OPENAI_BASE_URL}} {{PROMPT}}', placeholderValues(full));
   else {
     install = `npm install -g ${h.agent!.package}@${h.agent!.version}`;
-    command = [`npx -y -p ${h.agent!.package}@${h.agent!.version}`, h.agent!.bin, ...plan.args.map(shellQuote)].join(' ');
+    command = [`npx -y -p ${h.agent!.package}@${h.agent!.version}`, h.agent!.bin, ...plan.args.map(shellWord)].join(' ');
   }
   const lines = [
     `# Rollgate session ${ctx.sessionId}: ${h.name} (${h.description})`,

@@ -1,5 +1,6 @@
 // What a harness preset is: how to launch one agent against a session's URLs (DESIGN §7).
 import type { SessionUrls } from '../../api/sessions.js';
+import type { Task } from '../tasks.js';
 
 export interface AgentPackage {
   /** npm package name, e.g. `@qwen-code/qwen-code`. */
@@ -23,7 +24,12 @@ export interface HarnessContext {
   home: string;
   /** Extra options from the batch spec (e.g. `command` for the command harness, `maxTurns` for builtin). */
   options: HarnessOptions;
+  /** The task being run (the reference harnesses read its solution; agents get only the prompt). */
+  task?: Task;
 }
+
+/** A host folder the harness needs mounted read-only at `target` inside the sandbox. */
+export interface HarnessMount { host: string; target: string }
 
 export interface HarnessOptions {
   /** The command line of the `command` harness, with `{{PLACEHOLDER}}`s. */
@@ -58,11 +64,13 @@ export interface ManualSnippet {
 export interface Harness {
   name: string;
   description: string;
-  kind: 'builtin' | 'cli' | 'command';
+  kind: 'builtin' | 'cli' | 'command' | 'reference';
   /** The wire dialect the agent speaks (for display). */
   dialect: string;
   agent?: AgentPackage;
   defaultTimeoutMs: number;
+  /** Read-only mounts this harness needs for `task` (containers only: the oracle's /solution). */
+  mounts?(task: Task | undefined): HarnessMount[];
   /** Config files written into the run's own HOME (relative paths). */
   homeFiles(ctx: HarnessContext): Record<string, string>;
   /** `bin` is the installed executable for CLI presets. */

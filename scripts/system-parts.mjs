@@ -1,0 +1,137 @@
+// System parts the sandbox tests need on a fresh machine (issue 11): bubblewrap and a Docker daemon.
+// Reusable by any test set-up (scripts/test.mjs calls it before the test steps):
+//
+//   import { ensureSystemParts } from './system-parts.mjs';
+//   const parts = await ensureSystemParts();   // installs what is missing (root + apt-get), starts dockerd
+//   ... process.env.DOCKER_HOST now points at a daemon that answers; children inherit it ...
+//   await parts.stop();                         // stops the dockerd it started (nothing else)
+//
+// - bubblewrap: apt-get install bubblewrap when `bwrap` is missing (root only; otherwise a hint).
+// - Docker: an answering DOCKER_HOST (or /var/run/docker.sock) is used as it is. Otherwise docker.io is
+//   installed when `dockerd` is missing, and a private dockerd is started on its own socket with its own
+//   data-root and exec-root under a temp folder (no bridge, no iptables: tests run containers with
+//   --network none), and DOCKER_HOST is exported for this process and its children.
+// `node scripts/system-parts.mjs` checks and prints what it found (and leaves a started dockerd running
+// until Ctrl-C).
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const isRoot = () => process.getuid?.() === 0;
+
+function onPath(cmd) {
+  return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
+}
+
+function aptInstall(pkgs, log) {
+  log(`installing ${pkgs.join(', ')} (apt-get)…`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
+  const r = spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...pkgs], { stdio: 'inherit', env });
+  return r.status === 0;
+}
+
+/** GET /_ping on a Docker socket URL (unix:///path); resolves true when the daemon answers OK. */
+export function pingDocker(host, timeoutMs = 3000) {
+  if (!host?.startsWith('unix://')) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const req = request({ socketPath: host.slice('unix://'.length), path: '/_ping', timeout: timeoutMs }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => { req.destroy(); resolve(false); });
+    req.end();
+  });
+}
+
+function ensureBwrap(log) {
+  if (process.platform !== 'linux' || onPath('bwrap')) return onPath('bwrap');
+  if (!isRoot()) { log('bubblewrap is missing and this is not root: install the "bubblewrap" package for the sandbox tests'); return false; }
+  return aptInstall(['bubblewrap'], log) && onPath('bwrap');
+}
+
+async function startDockerd(log) {
+  const dir = mkdtempSync(join(tmpdir(), 'rollgate-dockerd-'));
+  const host = `unix://${join(dir, 'docker.sock')}`;
+  const child = spawn('dockerd', [
+    '--host', host, '--data-root', join(dir, 'data'), '--exec-root', join(dir, 'exec'), '--pidfile', join(dir, 'docker.pid'),
+    '--bridge', 'none', '--iptables=false', '--ip6tables=false',
+  ], { stdio: ['ignore', 'ignore', 'pipe'], detached: false });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr = `${stderr}${d}`.slice(-4000); });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) break;
+    if (await pingDocker(host, 1000)) {
+      log(`dockerd started (pid ${child.pid}) at ${host}`);
+      return {
+        host,
+        started: true,
+        async stop() {
+          if (child.exitCode === null) {
+            child.kill('SIGTERM');
+            await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+            if (child.exitCode === null) { child.kill('SIGKILL'); await exited; }
+          }
+          rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+        },
+      };
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  if (child.exitCode === null) child.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+  throw new Error(`dockerd did not start: ${stderr.trim().split('\n').slice(-5).join('\n')}`);
+}
+
+async function ensureDocker(log) {
+  for (const host of [process.env.DOCKER_HOST, 'unix:///var/run/docker.sock']) {
+    if (host && await pingDocker(host)) {
+      process.env.DOCKER_HOST = host;
+      return { host, started: false, stop: async () => undefined };
+    }
+  }
+  if (process.platform !== 'linux') { log('no Docker daemon answers; start Docker (or Podman) and set DOCKER_HOST'); return null; }
+  if (!onPath('dockerd')) {
+    if (!isRoot()) { log('dockerd is missing and this is not root: install docker.io (or point DOCKER_HOST at Docker/Podman)'); return null; }
+    if (!aptInstall(['docker.io'], log) || !onPath('dockerd')) return null;
+  }
+  if (!isRoot()) { log('no Docker daemon answers and starting dockerd needs root: point DOCKER_HOST at Docker or Podman'); return null; }
+  const started = await startDockerd(log);
+  process.env.DOCKER_HOST = started.host;
+  return started;
+}
+
+/** Makes bwrap and a Docker daemon available (see the top of this file). Never throws for a missing part. */
+export async function ensureSystemParts({ log = (m) => console.log(`system parts: ${m}`) } = {}) {
+  const bwrap = ensureBwrap(log);
+  let docker = null;
+  try {
+    docker = await ensureDocker(log);
+  } catch (e) {
+    log(e.message);
+  }
+  return {
+    bwrap,
+    dockerHost: docker?.host ?? null,
+    /** Whether this call started a private dockerd (stop() ends it). */
+    startedDockerd: docker?.started ?? false,
+    stop: async () => { await docker?.stop(); },
+  };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const parts = await ensureSystemParts();
+  console.log(JSON.stringify({ bwrap: parts.bwrap, dockerHost: parts.dockerHost, startedDockerd: parts.startedDockerd }));
+  if (parts.startedDockerd) {
+    console.log('the private dockerd runs until Ctrl-C');
+    const stop = async () => { await parts.stop(); process.exit(0); };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  }
+}

@@ -1,0 +1,71 @@
+// Token mode on any engine kind (DESIGN §4): Rollgate renders the prompt with the family's format, reuses
+// the session's sampled ids, sends token ids, and parses the sampled ids with the family's parser. Only
+// the wire — path, body, how to read a stream event — comes from the engine's driver.
+import { contextLength, fitMaxTokens } from './context-room.js';
+import type { EngineDriver } from './drivers/types.js';
+import { engineErrorFrom, engineRequest, probeHealth, sseData } from './http.js';
+import { samplerFields } from './served-messages.js';
+import { matchedStopString } from './stop-sequence.js';
+import { loadTokenFormat } from './token-format.js';
+import { DEFAULT_MAX_NEW_TOKENS, TokenModeOutput } from './token-output.js';
+import { buildTokenPrompt } from './token-prompt.js';
+import type { Usage } from '../core/types.js';
+import { EngineError, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineRun } from './types.js';
+
+export class TokenModeAdapter implements EngineAdapter {
+  constructor(readonly config: EngineConfig, private readonly driver: EngineDriver) {}
+
+  health(replica: string, signal?: AbortSignal): Promise<boolean> { return probeHealth(replica, signal, this.driver.healthTimeoutMs); }
+
+  async *generate(input: EngineCallInput): EngineRun {
+    const fmt = await loadTokenFormat(this.config);
+    const req = input.request;
+    const { promptIds } = buildTokenPrompt(fmt, req, input.sessionHistory, this.config.developerRole);
+    const wire = this.driver.token;
+    const body = wire.body({
+      model: this.config.model,
+      promptIds,
+      maxTokens: fitMaxTokens(req.max_tokens ?? DEFAULT_MAX_NEW_TOKENS, promptIds.length, await contextLength(this.driver, input.replica, input.signal)),
+      sampler: samplerFields(req),
+      seed: req.seed,
+      stopTokenIds: fmt.stopIds,
+      dataParallelRank: input.dataParallelRank,
+    });
+    const headers = input.dataParallelRank !== undefined ? this.driver.rankHeaders(input.dataParallelRank) : undefined;
+    const res = await engineRequest({ baseUrl: input.replica, path: wire.path, body, headers, signal: input.signal, timeouts: input.timeouts });
+    if (res.statusCode !== 200) throw await engineErrorFrom(res);
+
+    const read = wire.reader();
+    const output = new TokenModeOutput(fmt, promptIds, req);
+    let ids: number[] = [];
+    let logprobs: number[] = [];
+    let finish: 'stop' | 'length' | 'abort' | null = null;
+    let matched: unknown = null;
+    let usage: Usage | null = null;
+    let engineResponseId = '';
+    for await (const event of sseData(res)) {
+      const c = read(event);
+      engineResponseId ||= c.responseId ?? '';
+      if (c.usage) usage = c.usage;
+      if (c.ids) ids = c.cumulative ? [...c.ids] : ids.concat(c.ids);
+      if (c.logprobs) logprobs = c.cumulative ? [...c.logprobs] : logprobs.concat(c.logprobs);
+      if (c.finish) { finish = c.finish; matched = c.matched ?? null; }
+      yield* output.advance(ids);
+    }
+    if (finish === null) throw new EngineError(`${this.driver.label} stream ended without a finish reason`, 502, true);
+    if (logprobs.length !== ids.length) throw new EngineError(`engine reported ${ids.length} output ids but ${logprobs.length} logprobs`, 502, true);
+    const stopSequence = finish === 'stop' ? matchedStopString(matched, req.stop) : null;
+    yield* output.end(stopSequence);
+    return {
+      promptIds,
+      outputIds: Int32Array.from(ids),
+      outputLogprobs: Float32Array.from(logprobs),
+      finishReason: output.finishReason(finish),
+      usage: usage ?? { prompt_tokens: promptIds.length, completion_tokens: ids.length, total_tokens: promptIds.length + ids.length },
+      requestServed: body,
+      engineResponseId,
+      stopSequence,
+      ...output.result(),
+    };
+  }
+}

@@ -1,0 +1,74 @@
+// Fail-closed custody (issue 14, DESIGN §9): fault-injected captures — no ids, a missing logprob, an engine
+// error after the agent had part of the answer — are recorded `incomplete` with their own reason; the
+// session says so; traces that go on from them are masked with that reason and left out of the export.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { startSimEngine, type SimEngine } from '../../src-main/engines/sim/index.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+const MODEL = 'Qwen/Qwen3-8B';
+let sim: SimEngine;
+let app: TestApp;
+
+beforeAll(async () => {
+  sim = await startSimEngine({ flavor: 'vllm', seed: 5, skill: 1, maxModelLen: 131072, perTokenMs: 1 });
+  app = await startTestApp({ sim: false, engines: [{ id: 'faulty', kind: 'vllm', replicas: [sim.url], model: MODEL, mode: 'chat', tokenizer: 'builtin:qwen3' }] });
+});
+afterAll(async () => {
+  await app?.stop();
+  await sim?.close();
+});
+
+type Msg = OpenAI.Chat.ChatCompletionMessageParam;
+
+/** Turn 1 clean, turn 2 under the fault, turn 3 clean and extending turn 2's conversation. */
+async function session(fault: Record<string, number>, stream: boolean) {
+  const s = await app.createSession({ engine: 'faulty' });
+  const client = new OpenAI({ baseURL: s.urls.openai, apiKey: 'unused', maxRetries: 0 });
+  const messages: Msg[] = [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Say hello.' }];
+  const call = async () => {
+    if (!stream) return (await client.chat.completions.create({ model: MODEL, messages, max_tokens: 24 })).choices[0]!.message.content ?? '';
+    let text = '';
+    for await (const chunk of await client.chat.completions.create({ model: MODEL, messages, max_tokens: 24, stream: true })) text += chunk.choices[0]?.delta?.content ?? '';
+    return text;
+  };
+  messages.push({ role: 'assistant', content: await call() }, { role: 'user', content: 'Again.' });
+  sim.setKnobs(fault);
+  let partial = '';
+  await expect(async () => { partial = await call(); }).rejects.toThrow();
+  sim.setKnobs({ missingIdsRate: 0, shortLogprobsRate: 0, midStreamErrorRate: 0 });
+  messages.push({ role: 'assistant', content: partial || 'hello' }, { role: 'user', content: 'Once more.' });
+  await call();
+  return s.id;
+}
+
+describe('fault-injected captures', () => {
+  const cases: Array<[string, Record<string, number>, boolean]> = [
+    ['missing-ids', { missingIdsRate: 1 }, false],
+    ['logprob-count', { shortLogprobsRate: 1 }, true],
+    ['engine-error-mid-stream', { midStreamErrorRate: 1 }, true],
+  ];
+  for (const [reason, fault, stream] of cases) {
+    it(`${reason}: recorded incomplete, the session says so, the trace that went on is masked and not exported`, async () => {
+      const id = await session(fault, stream);
+      const { completions } = await app.api(`/api/sessions/${id}/completions`);
+      expect(completions.map((c: any) => c.status)).toEqual(['ok', 'incomplete', 'ok']);
+      expect(completions[1].incompleteReason).toBe(reason);
+      expect(completions[1].error).toMatch(new RegExp(`^${reason}: `));
+
+      const s = await app.api(`/api/sessions/${id}`);
+      expect(s.custody).toBe('incomplete');
+      expect(s.incompleteCalls).toEqual([expect.objectContaining({ completionId: completions[1].id, reason })]);
+
+      const { traces } = await app.api(`/api/sessions/${id}/traces`);
+      const last = traces.find((t: any) => t.completionIds.includes(completions[2].id));
+      expect(last).toMatchObject({ masked: true, maskReason: reason, maskedBy: completions[1].id });
+
+      const lines = (await (await fetch(`${app.url}/api/export?session=${id}&status=all`)).text()).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      expect(lines.some((r) => r.trace_id === last.id)).toBe(false);
+      expect(lines.every((r) => r.masked === false)).toBe(true);
+      const kept = (await (await fetch(`${app.url}/api/export?session=${id}&status=all&includeMasked=1`)).text()).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      expect(kept.find((r) => r.trace_id === last.id)).toMatchObject({ masked: true, mask_reason: reason });
+    });
+  }
+});

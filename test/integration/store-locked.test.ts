@@ -1,0 +1,52 @@
+// Another connection holds the database's write lock (issue 18, item 9): a backup tool, a curious `sqlite3`
+// shell, a second process. Agents used to freeze for the busy timeout (5 s per try, the whole process with them)
+// and then get a 500 "database is locked". Now the writer waits off the event loop's thread, agents get their
+// own dialect's 503 with Retry-After, nothing is acknowledged that was not recorded, and once the lock goes
+// the same sessions carry on.
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { dialectCall, expectErrorBody, expectStreamError, parseSse, type AgentDialect } from './fault-helpers.js';
+
+let app: TestApp;
+beforeAll(async () => { app = await startTestApp(); });
+afterAll(async () => { await app.stop(); });
+
+async function call(d: AgentDialect, key: string, stream: boolean) {
+  const c = dialectCall(d, app.url, key, { stream, text: 'What is 2 + 3?', maxTokens: 32 });
+  const res = await fetch(c.url, c.init);
+  const text = await res.text();
+  return { status: res.status, retryAfter: res.headers.get('retry-after'), text, body: stream ? null : JSON.parse(text) };
+}
+
+describe('the database is locked by another connection', () => {
+  it('agents get a dialect-shaped 503 with Retry-After, the server keeps answering, and sessions carry on after', async () => {
+    const s = await app.createSession({ engine: 'sim-vllm' });
+    expect((await call('openai-chat', s.key, false)).status).toBe(200);
+    const before = (await app.api(`/api/sessions/${s.id}`)).completionCount;
+
+    const locker = new Database(app.store.path);
+    locker.exec('BEGIN IMMEDIATE');
+    try {
+      const dialects: AgentDialect[] = ['openai-chat', 'anthropic', 'gemini', 'responses'];
+      const [streamed, ...answers] = await Promise.all([call('anthropic', s.key, true), ...dialects.map((d) => call(d, s.key, false))]);
+      dialects.forEach((d, i) => {
+        expectErrorBody(d, 503, answers[i]);
+        expect(answers[i].retryAfter).toMatch(/^\d+$/);
+        expect(answers[i].text).toMatch(/store is busy/);
+      });
+      expectStreamError('anthropic', parseSse(streamed.text));
+      expect(streamed.text).toMatch(/store is busy/);
+      // The control API answers meanwhile: the writer waited on a timer, not on the event loop.
+      expect((await fetch(`${app.url}/api/health`)).status).toBe(200);
+      expect(app.store.writer.stats.lockedRetries).toBeGreaterThan(0);
+    } finally {
+      locker.exec('COMMIT');
+      locker.close();
+    }
+
+    // Nothing that was refused was recorded; the same session goes on.
+    expect((await call('openai-chat', s.key, false)).status).toBe(200);
+    expect((await app.api(`/api/sessions/${s.id}`)).completionCount).toBe(before + 1);
+  }, 60_000);
+});
