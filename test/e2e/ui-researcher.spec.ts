@@ -7,7 +7,32 @@ import { apiClient, setTheme, shot, startServer, watchPage, type TestServer } fr
 
 let server: TestServer;
 const api = apiClient(() => server.baseUrl);
-const ids: { calcV?: string; calcS?: string; repo?: string } = {};
+const ids: { calcV?: string; calcS?: string; repo?: string; dropped?: string } = {};
+const MODEL = 'Qwen/Qwen3-8B';
+const calculator = {
+  type: 'function',
+  function: { name: 'calculator', description: 'Evaluate an arithmetic expression', parameters: { type: 'object', properties: { expression: { type: 'string' } }, required: ['expression'] } },
+};
+
+/**
+ * An agent that drops the model's reasoning from its history (as many clients do): two turns on
+ * sim-vllm in chat mode, the second sent without the first answer's `reasoning`. Its chain breaks.
+ */
+async function reasoningDroppingSession(): Promise<string> {
+  const s = await api<{ id: string; urls: { openai: string } }>('/api/sessions', { method: 'POST', body: JSON.stringify({ engine: 'sim-vllm', harness: 'drops-reasoning' }) });
+  const call = async (messages: unknown[]) => {
+    const res = await fetch(`${s.urls.openai}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, messages, tools: [calculator] }) });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { choices: Array<{ message: { content: string | null; reasoning?: string; reasoning_content?: string; tool_calls?: Array<{ id: string }> } }> }).choices[0].message;
+  };
+  const user = { role: 'user', content: 'What is 17*23? Use the calculator.' };
+  const first = await call([user]);
+  expect(first.reasoning).toBeTruthy();
+  const { reasoning: _dropped, reasoning_content: _alsoDropped, ...kept } = first;
+  await call([user, { ...kept, role: 'assistant' }, { role: 'tool', tool_call_id: first.tool_calls?.[0]?.id ?? 'call_0', content: '391' }]);
+  await api(`/api/sessions/${s.id}/finish`, { method: 'POST', body: JSON.stringify({ reward: 1 }) });
+  return s.id;
+}
 
 interface BatchJson { id: string; status: string; meanReward: number | null; tasks: Array<{ taskId: string; meanReward: number | null; samples: Array<{ sessionId: string; reward: number | null; completionCount: number }> }> }
 
@@ -35,6 +60,7 @@ test.beforeAll(async () => {
   await waitEnded(ids.repo);
   ids.calcS = await submit({ dataset: 'demo:calculator', harness: 'builtin', engine: 'sim-sglang', n: 3, concurrency: 12, name: 'calc · sglang' });
   for (const id of [ids.calcV, ids.calcS]) await waitEnded(id);
+  ids.dropped = await reasoningDroppingSession();
 });
 test.afterAll(async () => server?.stop());
 
@@ -89,21 +115,23 @@ test('see what diverged at a chain break: ≤ 3 clicks from the dashboard', asyn
   const problems = watchPage(page);
   const clicks = await countClicks(page);
   await page.goto(`${server.baseUrl}/#/`);
-  // 1: the break rate of the vLLM chat-mode batch links to its sessions with breaks.
-  const cell = page.getByTestId('batches-table').locator(`[data-batch-id="${ids.calcV}"] [data-cell="breaks"] a`);
-  await cell.click();
-  await expect(page).toHaveURL(/q=breaks/);
-  const rows = page.getByTestId('batch-sessions').locator('tbody tr');
+  await expect(page.getByTestId('batches-table').locator('tbody tr')).toHaveCount(3);
+  // 1: Sessions; 2: only those with chain breaks (the agent that drops its reasoning).
+  await page.getByRole('link', { name: 'Sessions' }).click();
+  await page.getByRole('button', { name: 'breaks:>0', exact: true }).click();
+  const rows = page.locator('.slist .srow');
   await expect(rows.first()).toBeVisible();
-  for (const b of await rows.locator('td:nth-child(8)').allInnerTexts()) expect(Number(b)).toBeGreaterThan(0);
+  for (const b of await page.locator('.slist [data-cell="breaks"]').allInnerTexts()) expect(Number(b)).toBeGreaterThan(0);
+  await expect(page.locator(`.slist [data-session-id="${ids.dropped}"]`)).toBeVisible();
   await shot(page, info, 'sessions-with-breaks');
-  // 2: a session: the first break is open, both token runs side by side from the divergence index.
-  await rows.first().locator('td a').first().click();
+  // 3: the session: its first break is open, both token runs side by side from the divergence index.
+  await page.locator(`.slist [data-session-id="${ids.dropped}"]`).click();
   const div = page.getByTestId('divergence');
   await expect(div).toBeVisible();
   await expect(div.locator('[aria-label="trace tokens from the divergence"] .tok').first()).toBeVisible();
   await expect(div.locator('[aria-label="next prompt tokens from the divergence"] .tok').first()).toBeVisible();
   await expect(div.locator('.tok-del, .tok-ins').first()).toBeVisible();
+  await expect(div.getByTestId('reasoning-dropped')).toBeVisible(); // the why, in words
   // Every split has a reason on both sides: the trace that goes on says which break it continues.
   await expect(page.getByTestId('traces-table').locator('[data-continues]').first()).toContainText(/continues #\d+ after/);
   const n = await clicks();
@@ -371,6 +399,7 @@ test('layout: views open at their top, no clipped tables at 1440 px, dated times
   // The server goes away and comes back: the view recovers by itself (no reload, no click).
   await page.route('**/api/**', (r) => r.abort('connectionrefused'));
   await page.goto(`${server.baseUrl}/#/batches/${ids.repo}`);
+  await page.reload(); // a fresh page: its live connection fails too, as with a stopped server
   await expect(page.locator('.state-error')).toBeVisible({ timeout: 20_000 });
   await expect(page.locator('.conn')).toContainText(/offline|connecting/);
   await shot(page, info, 'server-gone');
