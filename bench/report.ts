@@ -11,6 +11,7 @@ interface Report {
   memory?: Record<string, any>;
   builder?: Record<string, any>;
   storage?: Record<string, any>;
+  prompt?: Record<string, any>;
   sandbox?: Record<string, any>;
   export?: Record<string, any>;
 }
@@ -69,6 +70,10 @@ export function targets(r: Report): TargetCheck[] {
     const st = r.storage;
     out.push({ target: 'long session stored ≤ 1.5× its unique content', value: `${f(st.delta.overUnique, 2)}× (schema 5: ${f(st.schema5.overUnique, 1)}×)`, pass: st.delta.overUnique <= 1.5 });
     out.push({ target: 'delta writes not slower than schema 5', value: `${f(st.delta.tokensPerSec / 1e6, 1)} vs ${f(st.schema5.tokensPerSec / 1e6, 1)} M tokens/s`, pass: st.throughputRatio >= 1 });
+  }
+  if (r.prompt) {
+    const w = r.prompt.workers;
+    out.push({ target: 'token-mode prompts: event-loop delay p99 ≤ 20 ms at 8 × 128k-token sessions', value: `${f(w.loopDelayMs.p99, 1)} ms (main thread: ${f(r.prompt.mainThread.loopDelayMs.p99, 0)} ms)`, pass: w.loopDelayMs.p99 <= 20 });
   }
   if (r.sandbox?.bwrap?.added) out.push({ target: 'bwrap start p50 ≤ 15 ms added', value: `+${f(r.sandbox.bwrap.added.p50, 1)} ms (${f(r.sandbox.bwrap.p50, 1)} vs bare ${f(r.sandbox.bare.p50, 1)})`, pass: r.sandbox.bwrap.added.p50 <= 15 });
   if (r.sandbox?.docker?.p50 !== undefined) out.push({ target: 'docker start p50 ≤ 400 ms', value: `${f(r.sandbox.docker.p50, 0)} ms`, pass: r.sandbox.docker.p50 <= 400 });
@@ -155,6 +160,14 @@ export function printReport(r: Report): void {
     p(`${st.turns} turns to ${st.finalContextTokens} tokens; unique content ${f(st.uniqueBytes / 1e6, 2)} MB (ids × 4 + unique text)`);
     p(`delta storage: ${f(st.delta.bytesPerSession / 1e6, 2)} MB per session (${f(st.delta.overUnique, 2)}×), ${f(st.delta.tokensPerSec / 1e6, 1)} M tokens/s, ${f(st.delta.completionsPerSec, 0)} completions/s`);
     p(`schema 5 (full copies): ${f(st.schema5.bytesPerSession / 1e6, 2)} MB per session (${f(st.schema5.overUnique, 1)}×), ${f(st.schema5.tokensPerSec / 1e6, 1)} M tokens/s, ${f(st.schema5.completionsPerSec, 0)} completions/s`);
+  }
+
+  if (r.prompt) {
+    const pr = r.prompt;
+    p(`\n== Token-mode prompt build (${pr.workers.sessions} concurrent sessions, ~${pr.workers.meanPromptTokens} tokens) ==`);
+    p(table(['where', 'first p50', 'first p99', 'reuse p50', 'reuse p99', 'loop p99', 'loop max'], [pr.mainThread, pr.workers].map((x: any) => [
+      x.name, `${f(x.firstTurn.p50, 0)} ms`, `${f(x.firstTurn.p99, 0)} ms`, `${f(x.reuseTurn.p50, 0)} ms`, `${f(x.reuseTurn.p99, 0)} ms`, `${f(x.loopDelayMs.p99, 1)} ms`, `${f(x.loopDelayMs.max, 0)} ms`,
+    ])));
   }
 
   if (r.sandbox) {

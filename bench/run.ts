@@ -18,7 +18,7 @@ import { printReport } from './report.js';
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
 const CPU_PROF = argv.includes('--cpu-prof');
-/** `--only overhead,throughput,memory,builder,storage,sandbox,export`: run some phases (the others are skipped). */
+/** `--only overhead,throughput,memory,builder,storage,prompt,sandbox,export`: run some phases (the others are skipped). */
 const ONLY = (() => { const i = argv.indexOf('--only'); return i >= 0 ? new Set((argv[i + 1] ?? '').split(',')) : null; })();
 const phase = (name: string) => !ONLY || ONLY.has(name);
 const MODEL = 'Qwen/Qwen3-8B';
@@ -296,7 +296,15 @@ async function main(): Promise<void> {
       log(`storage: ${storage.delta.overUnique.toFixed(2)}× unique content (schema 5: ${storage.schema5.overUnique.toFixed(1)}×), writes ${storage.throughputRatio.toFixed(2)}× schema 5's speed`);
     }
 
-    // ---- (5c) sandbox start latency per runtime vs a bare spawn (issue 11) ----
+    // ---- (5c) token-mode prompt building at 128k tokens: event-loop delay, main thread vs worker pool ----
+    if (phase('prompt')) {
+      log('prompt: 8 concurrent sessions of ~128k tokens, first turn + reuse turn, main thread vs worker pool');
+      const prompt = JSON.parse((await runNode('bench/prompt-bench.ts', [JSON.stringify(QUICK ? { sessions: 4, contextTokens: 32_000 } : { sessions: 8, contextTokens: 128_000 })], { timeoutMs: 300_000 })).stdout);
+      report.prompt = prompt;
+      log(`prompt: event-loop delay p99 ${prompt.workers.loopDelayMs.p99.toFixed(1)} ms with workers vs ${prompt.mainThread.loopDelayMs.p99.toFixed(0)} ms on the main thread`);
+    }
+
+    // ---- (5d) sandbox start latency per runtime vs a bare spawn (issue 11) ----
     if (phase('sandbox')) {
       log('sandbox: 50 starts per runtime (bare spawn, bwrap, docker; with and without the forwarder)');
       const sandbox = JSON.parse((await runNode('bench/sandbox-bench.ts', ['--starts', QUICK ? '10' : '50'], { timeoutMs: 600_000 })).stdout);

@@ -46,7 +46,7 @@ const countPython = (file) => countReport(file, (j) => j);
 
 /** Python >= 3.10 (with venv, for the install test) runs the client's tests; Debian's packages when missing. */
 function ensurePython() {
-  if (spawnSync('python3', ['-c', 'import sys, ensurepip; sys.exit(sys.version_info < (3, 10))']).status === 0) return;
+  if (spawnSync('python3', ['-c', 'import sys, ensurepip; ensurepip.version(); sys.exit(sys.version_info < (3, 10))']).status === 0) return;
   if (process.getuid?.() !== 0) { console.log('Python >= 3.10 with venv missing and not root: install python3 and python3-venv for the Python client tests.'); return; }
   console.log('Installing Debian python3 + python3-venv for the Python client tests (apt-get)…');
   spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });

@@ -1,5 +1,6 @@
 // Composition root (DESIGN §2): store, engines, gateway, control API and UI in one process.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,13 +14,14 @@ import { closeEnginePools, DEFAULT_ENGINE_TIMEOUTS, type EngineTimeouts } from '
 import { EnginePool } from './engines/pool.js';
 import { getFamily } from './core/families/index.js';
 import { SIM_MODELS, startSimEngine } from './engines/sim/index.js';
+import { closePromptPool } from './engines/prompt-pool.js';
 import { checkTokenFormat } from './engines/token-format.js';
 import { parseEngineConfig } from './engines/topology.js';
 import type { EngineConfig } from './engines/types.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './core/dialects/validate.js';
-import { sendDialectError } from './gateway/errors.js';
+import { logServerError, sendDialectError } from './gateway/errors.js';
 import { ROLLOUT_CONTROL_ROUTES } from './gateway/rollout-gateway.js';
-import { gatewayErrorCodec, registerGateway } from './gateway/routes.js';
+import { gatewayErrorCodec, registerGateway, sendGatewayNotFound } from './gateway/routes.js';
 import { serveRunSocket } from './gateway/run-socket.js';
 import { SessionTurnCache } from './gateway/session-cache.js';
 import { guardLoopback, LOOPBACK_HOSTS, requireJsonControlCalls } from './loopback-host.js';
@@ -55,6 +57,8 @@ export interface AppConfig {
   maxConcurrentPerSession?: number;
   healthIntervalMs?: number;
   uiDir?: string;
+  /** How long a client may take to send a whole request, headers and body (408 after). Default 60 s. */
+  requestTimeoutMs?: number;
   /** Most bytes the per-session turn cache holds (default 64 MiB). */
   turnCacheBytes?: number;
   /** Rollout manager knobs: where agent CLIs are installed (default <dataDir>/agents), callback retry policy. */
@@ -125,6 +129,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     // Every engine, also those added later through the API, gets the same timeouts.
     const pool = new EnginePool(engines, { ...DEFAULT_ENGINE_TIMEOUTS, ...config.engineTimeouts });
     closers.push(() => closeEnginePools());
+    closers.push(() => closePromptPool());
     pool.policyVersion = store.settings.get<number>(POLICY_VERSION_SETTING) ?? 0;
     pool.startHealthChecks(config.healthIntervalMs ?? 5000);
     closers.push(async () => pool.stopHealthChecks());
@@ -134,7 +139,12 @@ export async function createApp(config: AppConfig): Promise<App> {
     const unsubscribeTurns = events.subscribe((ev) => { if (ev.type === 'session' && ev.status && ev.status !== 'active') turns.forget(ev.id); });
     closers.push(async () => unsubscribeTurns());
 
-    const server = Fastify({ bodyLimit: config.bodyLimitBytes ?? 32 * 1024 * 1024, logger: false, forceCloseConnections: true });
+    const server = Fastify({
+      bodyLimit: config.bodyLimitBytes ?? 32 * 1024 * 1024, logger: false, forceCloseConnections: true,
+      serverFactory: (handler) => httpServer(handler, config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS),
+      genReqId: () => randomBytes(8).toString('hex'), requestIdHeader: false,
+    });
+    server.addHook('onRequest', async (req, reply) => { reply.header('x-request-id', req.id); });
     closers.push(() => server.close());
     const rollouts = new RolloutManager({
       store, pool, events, baseUrl: () => baseUrl, dataDir: config.dataDir, ...config.rollouts,
@@ -198,6 +208,24 @@ function limitJsonDepth(server: FastifyInstance): void {
   });
 }
 
+/** Default for AppConfig.requestTimeoutMs. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+const KEEP_ALIVE_MS = 5_000;
+
+/**
+ * The HTTP server with its socket limits: a request's headers and body must arrive within `requestTimeoutMs`
+ * (a client that opens a connection and sends nothing, or trickles its body, is answered 408 and cut off), and an
+ * idle keep-alive connection is closed after 5 s. Responses, long SSE streams included, are not limited.
+ */
+function httpServer(handler: http.RequestListener, requestTimeoutMs: number): http.Server {
+  return http.createServer({
+    requestTimeout: requestTimeoutMs,
+    headersTimeout: Math.min(30_000, requestTimeoutMs),
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(requestTimeoutMs / 4))),
+  }, handler);
+}
+
 function installErrorHandler(server: FastifyInstance): void {
   server.setErrorHandler((err: Error & { statusCode?: number; retryAfterSec?: number }, req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
@@ -205,6 +233,7 @@ function installErrorHandler(server: FastifyInstance): void {
     const message = status === 413 ? `request body is larger than the limit (${err.message})` : err.message;
     const codec = gatewayErrorCodec(req);
     if (codec) return sendDialectError(reply, codec, status, message);
+    if (status >= 500) logServerError(req, status, message);
     reply.code(status).send({ error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error' } });
   });
 }
@@ -244,13 +273,15 @@ async function requireControlToken(server: FastifyInstance, token: string): Prom
 
 async function registerUi(server: FastifyInstance, uiDir: string): Promise<void> {
   const csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'";
-  if (!existsSync(join(uiDir, 'index.html'))) {
+  const built = existsSync(join(uiDir, 'index.html'));
+  if (built) {
+    await server.register(fastifyStatic, { root: uiDir, prefix: '/', wildcard: true, setHeaders: (res) => { res.header('content-security-policy', csp); } });
+  } else {
     server.get('/', async (_req, reply) => reply.type('text/plain').send(`Rollgate is running, but the UI is not built. Run: npm run build:renderer\n`));
-    return;
   }
-  await server.register(fastifyStatic, { root: uiDir, prefix: '/', wildcard: true, setHeaders: (res) => { res.header('content-security-policy', csp); } });
   server.setNotFoundHandler((req, reply) => {
-    if (req.method === 'GET' && !req.url.startsWith('/api/') && !req.url.startsWith('/s/') && !req.url.startsWith('/v1')) {
+    if (sendGatewayNotFound(req, reply)) return;
+    if (built && req.method === 'GET' && !req.url.startsWith('/api/')) {
       return reply.header('content-security-policy', csp).sendFile('index.html');
     }
     reply.code(404).send({ error: { message: `no route ${req.method} ${req.url.split('?')[0]}`, type: 'not_found_error' } });

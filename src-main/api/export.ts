@@ -80,6 +80,8 @@ export interface ExportProgress {
   skippedSessions: number;
   /** SFT: traces without a recoverable conversation. */
   noConversation: number;
+  /** Why the export stopped early (a row that could not be read); its last line says so too. */
+  error?: string;
   /** SFT: traces whose conversation is a prefix of a longer one of the same session (folded into it). */
   folded: number;
   /** Traces masked by custody (incomplete calls, no attributable reward): left out unless includeMasked. */
@@ -114,7 +116,20 @@ export function exportScopeError(source: ExportSource, opts: ExportOptions): str
   return null;
 }
 
+/**
+ * The export's JSONL lines. A row that cannot be read (a corrupt record) ends the export with one last line,
+ * `{"error": {...}}`, so a reader knows the file is incomplete rather than finding it merely shorter.
+ */
 export function* exportLines(source: ExportSource, opts: ExportOptions = {}, progress: ExportProgress = newProgress()): Generator<string> {
+  try {
+    yield* exportRows(source, opts, progress);
+  } catch (e) {
+    progress.error = `export stopped after ${progress.rows} rows: ${(e as Error).message}; this file is incomplete`;
+    yield `${JSON.stringify({ error: { message: progress.error, type: 'export_incomplete' } })}\n`;
+  }
+}
+
+function* exportRows(source: ExportSource, opts: ExportOptions, progress: ExportProgress): Generator<string> {
   const preset = opts.preset;
   const format = preset ? presetBase(preset) : (opts.format ?? 'train');
   const presetState = new PresetState();

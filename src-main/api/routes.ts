@@ -35,6 +35,8 @@ const finishBody = z.object({
    * `msg_…`, `resp_…`); merged into the session's `metadata.traceRewards` (DESIGN §6).
    */
   traceRewards: z.record(z.string().min(1), z.number().finite().nullable()).optional(),
+  /** A finished session's reward changes only when the caller says so (a retried finish must not). */
+  overwrite: z.boolean().optional(),
 }).strict();
 
 function badRequest(message: string) {
@@ -90,6 +92,11 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
     }
     const parsed = finishBody.safeParse(req.body ?? {});
     if (!parsed.success) return reply.code(400).send(badRequest(parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')));
+    if (session.status === 'finished' && !parsed.data.overwrite) {
+      return reply.code(409).send({ error: {
+        message: `session ${id} is already finished (reward ${session.reward ?? 'none'}); pass "overwrite": true to change its rewards`, type: 'conflict_error',
+      } });
+    }
     const metadata = withTraceRewards(session.metadata, parsed.data.traceRewards);
     await store.writer.updateSession(id, { status: 'finished', reward: parsed.data.reward ?? session.reward, finishedAt: Date.now(), metadata });
     events.emit({ type: 'session', id, status: 'finished' });

@@ -54,6 +54,8 @@ export interface CanonicalRequest {
   response_format?: { type: 'json_object' } | { type: 'json_schema'; json_schema: { name: string; schema: Record<string, unknown> } };
   /** enable_thinking and friends, forwarded to the chat template. */
   chat_template_kwargs?: Record<string, unknown>;
+  /** The agent asked for the sampled tokens' logprobs in the answer (OpenAI chat `logprobs: true`). */
+  logprobs?: boolean;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'abort' | 'error';
@@ -82,6 +84,11 @@ export interface CanonicalResponse {
   usage: Usage;
   /** The agent's stop string that ended generation (finish_reason 'stop'); null or absent otherwise. */
   stop_sequence?: string | null;
+  /**
+   * The sampled tokens' recorded logprobs, in the answer only when the agent asked (never stored: the
+   * completion record holds them as outputIds / outputLogprobs).
+   */
+  logprobs?: Array<{ token: string; logprob: number }>;
 }
 
 /** What an engine adapter yields while generating; dialect encoders turn these into SSE events. */

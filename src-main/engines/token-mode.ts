@@ -8,7 +8,7 @@ import { samplerFields } from './served-messages.js';
 import { matchedStopString } from './stop-sequence.js';
 import { loadTokenFormat } from './token-format.js';
 import { DEFAULT_MAX_NEW_TOKENS, TokenModeOutput } from './token-output.js';
-import { buildTokenPrompt } from './token-prompt.js';
+import { buildPromptOffThread } from './prompt-pool.js';
 import type { Usage } from '../core/types.js';
 import { EngineError, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineRun } from './types.js';
 
@@ -20,7 +20,7 @@ export class TokenModeAdapter implements EngineAdapter {
   async *generate(input: EngineCallInput): EngineRun {
     const fmt = await loadTokenFormat(this.config);
     const req = input.request;
-    const { promptIds } = buildTokenPrompt(fmt, req, input.sessionHistory, this.config.developerRole);
+    const { promptIds } = await buildPromptOffThread(fmt, this.config, req, input.sessionHistory, this.config.developerRole);
     const wire = this.driver.token;
     const body = wire.body({
       model: this.config.model,

@@ -11,7 +11,7 @@ export interface TokenPrompt {
   reusedIds: number;
 }
 
-export type TokenHistory = ReadonlyArray<{ request: CanonicalRequest; capture: TokenCapture }>;
+export type TokenHistory = ReadonlyArray<{ request: CanonicalRequest; capture: Pick<TokenCapture, 'promptIds' | 'outputIds'> }>;
 
 function comparable(m: ChatMessage): unknown {
   const { dialect_extras: _x, ...rest } = m;
@@ -27,10 +27,25 @@ function extendsPrevious(req: CanonicalRequest, prev: CanonicalRequest): boolean
   return true;
 }
 
-/** Prefers the most recent earlier turn this request extends (siblings such as title calls are skipped). */
-export function buildTokenPrompt(fmt: TokenFormat, req: CanonicalRequest, history: TokenHistory = [], developerRole: DeveloperRole = DEFAULT_DEVELOPER_ROLE): TokenPrompt {
-  for (let h = history.length - 1; h >= 0; h--) {
-    const reused = reusePrevious(fmt, req, history[h]!, developerRole);
+/**
+ * The earlier turns whose sampled ids this request can reuse, most recent first (siblings such as title
+ * calls are skipped): the request extends that turn's request and the turn ended on a stop token. Cheap;
+ * the render and encode in buildTokenPrompt are what cost.
+ */
+export function reusableTurns(fmt: Pick<TokenFormat, 'stopIds'>, req: CanonicalRequest, history: TokenHistory = [], most = 3): TokenHistory[number][] {
+  const out: TokenHistory[number][] = [];
+  for (let h = history.length - 1; h >= 0 && out.length < most; h--) {
+    const prev = history[h]!;
+    const last = prev.capture.outputIds[prev.capture.outputIds.length - 1];
+    if (last !== undefined && fmt.stopIds.includes(last) && extendsPrevious(req, prev.request)) out.push(prev);
+  }
+  return out;
+}
+
+/** Reuses the first of `candidates` (reusableTurns) whose turn the template can be continued after; else renders afresh. */
+export function buildTokenPrompt(fmt: TokenFormat, req: CanonicalRequest, candidates: TokenHistory = [], developerRole: DeveloperRole = DEFAULT_DEVELOPER_ROLE): TokenPrompt {
+  for (const prev of candidates) {
+    const reused = reusePrevious(fmt, req, prev, developerRole);
     if (reused) return reused;
   }
   return { promptIds: Int32Array.from(fmt.tok.encode(fmt.render(req, req.messages, true, developerRole))), reusedIds: 0 };
@@ -43,8 +58,7 @@ const TURN_SENTINEL = 'ROLLGATE_REUSED_TURN_8c1e4f';
 function reusePrevious(fmt: TokenFormat, req: CanonicalRequest, prev: TokenHistory[number], developerRole: DeveloperRole): TokenPrompt | null {
   const { tok, family } = fmt;
   const out = prev.capture.outputIds;
-  const lastId = out[out.length - 1];
-  if (lastId === undefined || !fmt.stopIds.includes(lastId) || !extendsPrevious(req, prev.request)) return null;
+  const lastId = out[out.length - 1]!;
   const n = prev.request.messages.length;
   const probe = req.messages.slice();
   probe[n] = { ...probe[n]!, content: TURN_SENTINEL, reasoning: null };

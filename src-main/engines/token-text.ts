@@ -1,19 +1,15 @@
 // The text of one token id for each engine, for trace building (chat-mode re-renders, core/trajectory/
-// rerender.ts): the engine's configured tokenizer, else the built-in Qwen3 one for a Qwen3 model. An
-// engine whose tokenizer cannot be loaded gets none (its traces then merge only on exact prompts).
+// rerender.ts): the engine's tokenizer (token-format.ts says which). An engine whose tokenizer cannot be
+// loaded gets none (its traces then merge only on exact prompts).
 import type { EngineConfig } from './types.js';
+import { tokenizerSpecOf } from './token-format.js';
 import { loadTokenizer } from './tokenizer/index.js';
 
 export type TokenText = (id: number) => string;
 
-export function tokenizerSpecOf(e: Pick<EngineConfig, 'tokenizer' | 'model'>): string | undefined {
-  if (e.tokenizer) return e.tokenizer;
-  return /qwen3/i.test(e.model) ? 'builtin:qwen3' : undefined;
-}
-
-export async function engineTokenText(engine: Pick<EngineConfig, 'tokenizer' | 'model'> | undefined): Promise<TokenText | undefined> {
-  const spec = engine ? tokenizerSpecOf(engine) : undefined;
-  if (!spec) return undefined;
+export async function engineTokenText(engine: Pick<EngineConfig, 'tokenizer' | 'family' | 'model'> | undefined): Promise<TokenText | undefined> {
+  if (!engine) return undefined;
+  const spec = tokenizerSpecOf(engine);
   try {
     const tok = await loadTokenizer(spec);
     return (id) => tok.tokenText(id);
@@ -30,9 +26,11 @@ export class EngineTokenTexts {
   private readonly byId = new Map<string, TokenText>();
   private readonly infoById = new Map<string, { model: string; tokenizer: string | null }>();
 
-  async load(engines: ReadonlyArray<Pick<EngineConfig, 'id' | 'tokenizer' | 'model'>>): Promise<void> {
+  async load(engines: ReadonlyArray<Pick<EngineConfig, 'id' | 'tokenizer' | 'family' | 'model'> & { mode?: EngineConfig['mode'] }>): Promise<void> {
     await Promise.all(engines.map(async (e) => {
-      this.infoById.set(e.id, { model: e.model, tokenizer: tokenizerSpecOf(e) ?? null });
+      this.infoById.set(e.id, { model: e.model, tokenizer: tokenizerSpecOf(e) });
+      // Re-renders happen only where the engine templates (chat mode); token mode reuses the sampled ids.
+      if (e.mode === 'token') return;
       const t = await engineTokenText(e);
       if (t) this.byId.set(e.id, t);
       else this.byId.delete(e.id);

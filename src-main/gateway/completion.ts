@@ -5,16 +5,17 @@ import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { DialectCodec, ParseContext, StreamEncoder } from '../core/dialects/codec.js';
 import { DialectError } from '../core/dialects/codec.js';
+import { redactSecrets } from '../core/redact.js';
 import { canonicalResponse } from '../core/response.js';
 import { captureProblem } from '../core/capture-check.js';
-import type { CanonicalRequest, CompletionRecord, CompletionStatus, Dialect, IncompleteReason, SessionRecord } from '../core/types.js';
+import type { CanonicalRequest, CanonicalResponse, CompletionRecord, CompletionStatus, Dialect, IncompleteReason, SessionRecord } from '../core/types.js';
 import { EngineAbortedError, EnginePausedError } from '../engines/pool.js';
 import { usageWithReasoning } from '../engines/reasoning-tokens.js';
 import { tokenizerSpecOf } from '../engines/token-format.js';
 import { CaptureError, EngineError, type EngineResult } from '../engines/types.js';
 import { StoreUnavailableError } from '../store/index.js';
 import type { GatewayDeps } from './deps.js';
-import { sendDialectError } from './errors.js';
+import { logServerError, sendDialectError } from './errors.js';
 
 interface CallState {
   id: string;
@@ -55,7 +56,8 @@ export async function handleCompletion(
   try {
     await deps.store.writer.putIntent({ id: state.id, sessionId: session.id, seq, dialect: codec.dialect, engineId, createdAt: Date.now() });
   } catch (err) {
-    return sendDialectError(reply, codec, 503, `could not record the call before running it: ${(err as Error).message}`);
+    const retryAfter = err instanceof StoreUnavailableError ? err.retryAfterSec : undefined;
+    return sendDialectError(reply, codec, 503, `could not record the call before running it: ${(err as Error).message}`, undefined, retryAfter);
   }
 
   const abort = new AbortController();
@@ -64,7 +66,7 @@ export async function handleCompletion(
 
   const base = {
     id: state.id, sessionId: session.id, seq, dialect: codec.dialect, engineId,
-    requestReceived: req.body, retryOf, createdAt: Date.now(),
+    requestReceived: redactSecrets(req.body), retryOf, createdAt: Date.now(),
   };
   let encoder: StreamEncoder | null = null;
   const poolRun = deps.pool.run(engineId, session.id, {
@@ -98,17 +100,18 @@ export async function handleCompletion(
     const problem = captureProblem(result, response.message);
     if (problem) throw new CaptureError(problem.message, problem.reason);
     await deps.store.writer.putCompletion(record({
-      status: 'ok', requestServed: result.requestServed, response, finishReason: response.finish_reason, usage,
+      status: 'ok', requestServed: redactSecrets(result.requestServed), response, finishReason: response.finish_reason, usage,
       promptIds: result.promptIds, outputIds: result.outputIds, outputLogprobs: result.outputLogprobs,
     }), { bodyHash });
     deps.turns.remember(session.id, { request: canonical, capture: result });
     deps.events.emit({ type: 'completion', sessionId: session.id, id: state.id, status: 'ok' });
+    const answer = canonical.logprobs ? withSampledLogprobs(response, result) : response;
     if (canonical.stream) {
       encoder ??= openStream(reply, codec, context, state, canonical);
-      write(reply, encoder.finish(response));
+      write(reply, encoder.finish(answer));
       endStream(reply);
     } else {
-      reply.code(200).send(codec.encodeResponse(response, context));
+      reply.code(200).send(codec.encodeResponse(answer, context));
     }
   } catch (err) {
     const clientGone = abort.signal.aborted;
@@ -122,6 +125,7 @@ export async function handleCompletion(
       // retries after Retry-After.
       if (clientGone) { reply.raw.destroy(); return; }
       if (encoder) {
+        logServerError(req, 503, err.message);
         write(reply, encoder.error(503, err.message));
         endStream(reply);
       } else {
@@ -143,6 +147,7 @@ export async function handleCompletion(
     deps.events.emit({ type: 'completion', sessionId: session.id, id: state.id, status: recorded });
     if (clientGone) { reply.raw.destroy(); return; }
     if (encoder) {
+      if (status >= 500 || status < 400) logServerError(req, status >= 400 ? status : 502, message);
       write(reply, encoder.error(status >= 400 ? status : 502, message));
       endStream(reply);
     } else {
@@ -241,4 +246,11 @@ function write(reply: FastifyReply, frames: string[]): void {
     process.nextTick(() => raw.uncork());
   }
   raw.write(frames.join(''));
+}
+
+/** The answer with the recorded logprobs of its sampled ids (tokens named as vLLM does with ids: `token_id:N`). */
+function withSampledLogprobs(response: CanonicalResponse, capture: Pick<EngineResult, 'outputIds' | 'outputLogprobs'>): CanonicalResponse {
+  const logprobs: Array<{ token: string; logprob: number }> = [];
+  for (let i = 0; i < capture.outputIds.length; i++) logprobs.push({ token: `token_id:${capture.outputIds[i]}`, logprob: capture.outputLogprobs[i] });
+  return { ...response, logprobs };
 }

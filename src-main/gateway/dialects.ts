@@ -54,11 +54,17 @@ export const dialectRoutes: DialectRoute[] = [
   })),
 ];
 
-/** The dialect a failed request should be answered in, judged from its URL alone. */
-export function codecForUrl(url: string): DialectCodec {
+/**
+ * The dialect a failed request should be answered in, judged from its URL and, for routes no dialect
+ * owns (an unknown path under a session's base URL), from the headers each SDK sends: Gemini's
+ * `x-goog-api-key` / `x-goog-api-client`, Anthropic's `anthropic-version` / `x-api-key`.
+ */
+export function codecForUrl(url: string, headers: Record<string, string | string[] | undefined> = {}): DialectCodec {
   const path = url.split('?')[0]!;
-  if (/\/v1(beta|alpha)?\/models\/[^/]+:/.test(path) || path.includes('/v1beta/')) return geminiCodec as DialectCodec;
-  if (path.endsWith('/messages') || path.endsWith('/messages/count_tokens')) return anthropicCodec as DialectCodec;
-  if (path.endsWith('/responses')) return responsesCodec as DialectCodec;
+  if (/\/v1(beta|alpha)?\/models\/[^/]+:/.test(path) || /\/v1(beta|alpha)\//.test(path)) return geminiCodec as DialectCodec;
+  if (/\/v1\/messages(\/|$)/.test(path) || path.endsWith('/v1/complete')) return anthropicCodec as DialectCodec;
+  if (/\/v1\/responses(\/|$)/.test(path)) return responsesCodec as DialectCodec;
+  if (headers['x-goog-api-key'] !== undefined || headers['x-goog-api-client'] !== undefined) return geminiCodec as DialectCodec;
+  if (headers['anthropic-version'] !== undefined || headers['x-api-key'] !== undefined) return anthropicCodec as DialectCodec;
   return openAIChatCodec as DialectCodec;
 }

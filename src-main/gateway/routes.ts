@@ -1,5 +1,5 @@
 // Agent-facing routes (DESIGN §5), mounted at `/s/:key` and at the bare origin (key as API key).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DialectCodec } from '../core/dialects/codec.js';
 import { anthropicCodec } from '../core/dialects/anthropic.js';
 import { countAnthropicTokens } from './count-tokens.js';
@@ -58,5 +58,14 @@ function unknownKeyMessage(req: FastifyRequest): string {
 
 /** Bad JSON, oversized bodies and other framework-level failures on agent routes, in the caller's dialect. */
 export function gatewayErrorCodec(req: FastifyRequest): DialectCodec | null {
-  return req.url.startsWith('/s/') || req.url.startsWith('/v1') ? codecForUrl(req.url) : null;
+  return req.url.startsWith('/s/') || req.url.startsWith('/v1') ? codecForUrl(req.url, req.headers) : null;
+}
+
+/** A route no handler owns, on the agent side: a 404 in the caller's dialect (null: not an agent URL). */
+export function sendGatewayNotFound(req: FastifyRequest, reply: FastifyReply): boolean {
+  const codec = gatewayErrorCodec(req);
+  if (!codec) return false;
+  const path = req.url.split('?')[0]!.replace(/^\/s\/[^/]+/, '/s/<key>');
+  sendDialectError(reply, codec, 404, `Unknown route ${req.method} ${path}`, 'not_found_error');
+  return true;
 }

@@ -5,8 +5,9 @@
 // start marks running batches `interrupted` (sessions are already marked by the store) and kills
 // leftover agent process groups it can prove are its own.
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { z } from 'zod';
 import { withTraceRewards } from '../core/export/session-traces.js';
 import type { SessionRecord } from '../core/types.js';
@@ -18,8 +19,9 @@ import { deliverCallback } from './callback.js';
 import { evaluate, evaluatorFor } from './evaluators.js';
 import { getHarness, listHarnesses, sessionEnv, type Harness, type HarnessContext, type HarnessOptions } from './harnesses/index.js';
 import { installAgent, type InstallProgress } from './install.js';
+import { MaskedGate } from './masked-gate.js';
 import { buildBatchView, type BatchView } from './results.js';
-import { killGroup, type ProcessResult } from './runtimes/process.js';
+import { killLeftoverProcesses, type ProcessResult } from './runtimes/process.js';
 import { RUNTIME_CHOICES, getRuntime, resolveRuntime, type Runtime, type RuntimeChoice, type RuntimeName, type Sandbox } from './runtimes/index.js';
 import { SANDBOX_SYSTEM_PATH, baseEnv, nodeBinDir, writeFiles } from './runtimes/run-dirs.js';
 import { BUILTIN_AGENT_PATH } from './harnesses/index.js';
@@ -70,6 +72,9 @@ export const batchSpecSchema = z.object({
   image: z.string().min(1).optional(),
   name: z.string().max(200).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
+  /** Custody: stop the batch once more than this share of its traces is masked (after maskedMinTraces traces). */
+  maxMaskedFraction: z.number().min(0).max(1).optional(),
+  maskedMinTraces: z.number().int().min(1).default(10),
 }).strict();
 export type BatchSpecInput = z.input<typeof batchSpecSchema>;
 
@@ -126,6 +131,9 @@ interface ActiveBatch {
   /** Live tallies for progress events (the store stays the source of truth for results). */
   stats: { total: number; started: number; finished: number; failed: number; interrupted: number; rewardSum: number; rewardN: number };
   done: Promise<void>;
+  /** maxMaskedFraction's tally (null when the batch set none), and the error that stopped the batch. */
+  maskedGate: MaskedGate | null;
+  stopError: string | null;
 }
 
 const RUN_OUTPUT_BYTES = 64 * 1024;
@@ -281,7 +289,8 @@ export class RolloutManager {
     const active: ActiveBatch = {
       record, tasks, harness, options, engineId, model: engine.config.model, timeoutMs, timeoutExplicit: spec.timeoutMs !== undefined, images,
       evaluator: spec.evaluator ?? null, keepWorkDirs: spec.keepWorkDirs ?? false, runtime, image: spec.image,
-      abort, running: new Map(), done: Promise.resolve(),
+      abort, running: new Map(), done: Promise.resolve(), stopError: null,
+      maskedGate: spec.maxMaskedFraction !== undefined ? new MaskedGate(spec.maxMaskedFraction, spec.maskedMinTraces) : null,
       stats: { total: tasks.length * spec.n, started: 0, finished: 0, failed: 0, interrupted: 0, rewardSum: 0, rewardN: 0 },
     };
     this.active.set(id, active);
@@ -397,12 +406,20 @@ export class RolloutManager {
             await this.opts.store.writer.updateSession(track.sessionId, { status: 'failed', finishedAt: Date.now() }).catch(() => undefined);
           }
         });
+        if (b.maskedGate && track.sessionId && !b.stopError && !this.closed) {
+          const stop = b.maskedGate.add(this.opts.store, track.sessionId);
+          if (stop) {
+            b.stopError = stop;
+            b.abort.abort();
+          }
+        }
         if (!this.closed) this.emitBatch(b.record.id, 'running');
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));
     if (this.closed) return;
-    this.finishBatch(b, b.abort.signal.aborted ? 'cancelled' : 'completed', null);
+    if (b.stopError) this.finishBatch(b, 'failed', b.stopError);
+    else this.finishBatch(b, b.abort.signal.aborted ? 'cancelled' : 'completed', null);
   }
 
   private finishBatch(b: ActiveBatch, status: BatchStatus, error: string | null): void {
@@ -468,6 +485,8 @@ export class RolloutManager {
     } else try {
       sandbox = await b.runtime.prepare({
         id: session.id, root: join(this.runsDir, session.id), files: task.files, tools: this.toolsFor(b, bin),
+        // Inside the desktop app the node shim execs Electron by its host path.
+        toolsAtHostPath: process.versions.electron ? [dirname(process.execPath)] : [],
         gateway: { serve: (path) => this.serveSocket(session.key, path), hostBaseUrl: this.opts.baseUrl() },
         image: img?.image ?? task.image ?? b.image, workdir: img?.workdir ?? task.workdir,
         workFromImage: !!(task.harbor || task.swebench),
@@ -501,7 +520,8 @@ export class RolloutManager {
       : outcome === 'timeout' ? `agent timed out after ${Math.round(timeoutMs / 1000)} s`
       : outcome === 'agent_error' ? `agent exited with ${result.exitCode ?? result.signal}` : null;
     const engineFailure = agentError ? engineFailureOf(store.completions.listBySession(session.id)) : null;
-    const finalAnswer = result.stdoutTail.trim();
+    // Agents colour their output for terminals; the stored answer (and what evaluators compare) is the text.
+    const finalAnswer = stripVTControlCharacters(result.stdoutTail).trim();
     const common = { exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, stdout: result.stdout, stderr: result.stderr, finalAnswer };
     const interrupted = async (verdict?: EvaluatorVerdict) => {
       store.runs.update(session.id, { ...common, status: 'done', outcome: 'cancelled', ...(verdict ? { evaluator: verdict } : {}), error: 'cancelled', finishedAt: Date.now() });
@@ -560,7 +580,6 @@ export class RolloutManager {
   /** Host paths the agent needs read-only inside a sandbox: Node, and its own install or script. */
   private toolsFor(b: ActiveBatch, bin: string | null): string[] {
     const tools = [nodeBinDir()];
-    if (process.versions.electron) tools.push(dirname(process.execPath));
     if (b.harness.agent && bin) tools.push(agentInstallDir(this.agentsDir, b.harness.agent));
     if (b.harness.kind === 'builtin') tools.push(BUILTIN_AGENT_PATH);
     return tools;
@@ -633,46 +652,5 @@ export class RolloutManager {
   }
 }
 
-/**
- * The pids of processes that belong to these runs: their environment holds ROLLGATE_RUN_ID=<token>, so a
- * reused pid is never mistaken for ours. Linux only (/proc); elsewhere none are found.
- */
-export function runProcesses(tokens: string[]): number[] {
-  if (!tokens.length || process.platform !== 'linux') return [];
-  const wanted = new Set(tokens.map((t) => `ROLLGATE_RUN_ID=${t}`));
-  let pids: string[];
-  try {
-    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
-  } catch {
-    return [];
-  }
-  return pids.map(Number).filter((pid) => {
-    if (pid === process.pid) return false;
-    try {
-      return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').some((kv) => wanted.has(kv));
-    } catch {
-      return false;
-    }
-  });
-}
-
-/** Kills the process groups of agents a previous Rollgate process left running (runs recorded as running). */
-export function killLeftoverProcesses(tokens: string[]): number {
-  const pgidOf = (pid: number | 'self') => {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
-  };
-  let own = -1;
-  try { own = pgidOf('self'); } catch { /* keep -1 */ }
-  let killed = 0;
-  for (const pid of runProcesses(tokens)) {
-    try {
-      const pgid = pgidOf(pid);
-      if (pgid > 1 && pgid !== own && killGroup(pgid)) killed++;
-      else { process.kill(pid, 'SIGKILL'); killed++; }
-    } catch { /* gone */ }
-  }
-  return killed;
-}
-
 export { DatasetError };
+export { killLeftoverProcesses, runProcesses } from './runtimes/process.js';

@@ -159,6 +159,15 @@ export function validateTasks(rows: unknown[], source: string, where: (i: number
   return tasks;
 }
 
+/**
+ * Where a row stops being JSON, without quoting it: the engine's message quotes the text, and a path that is not
+ * a dataset at all (a key file, /etc/shadow) must not have its contents echoed back to whoever submitted it.
+ */
+function notJson(e: unknown): string {
+  const at = /position (\d+)/.exec((e as Error).message)?.[1];
+  return at === undefined ? 'not valid JSON' : `not valid JSON (at character ${Number(at) + 1})`;
+}
+
 /** Parses JSONL text (blank lines and lines starting with `//` or `#` are skipped). */
 export function parseDataset(text: string, source: string): Task[] {
   const rows: unknown[] = [];
@@ -171,7 +180,7 @@ export function parseDataset(text: string, source: string): Task[] {
       rows.push(JSON.parse(t));
       lines.push(i + 1);
     } catch (e) {
-      problems.push(`line ${i + 1}: row: not valid JSON (${(e as Error).message})`);
+      problems.push(`line ${i + 1}: row: ${notJson(e)}`);
     }
   });
   let tasks: Task[] = [];

@@ -132,7 +132,7 @@ describe('command harness', () => {
     expect(exported).toMatch(/0\.25/);
     expect(exported).not.toMatch(/"reward":\s*1\b/);
     // After the run, the trainer may set rewards through the control API.
-    const after = await post(`/api/sessions/${s.sessionId}/finish`, { reward: 0.5 });
+    const after = await post(`/api/sessions/${s.sessionId}/finish`, { reward: 0.5, overwrite: true });
     expect(after.reward).toBe(0.5);
   });
 

@@ -3,7 +3,8 @@
 // folder, writes outside its work folder, the task's hidden tests, a daemon that rewrites the answer after
 // the agent exits — gets nowhere: its real model call is recorded, the engines stay unpaused, the reward
 // is the evaluator's, and the run's log shows each refusal. Timeouts and cancel leave nothing running
-// (checked by pid for bwrap, by container for docker).
+// (checked by pid for bwrap, by container for docker; for local too, where a `setsid` daemon escapes the
+// process group and is found by the run id in its environment).
 import { createServer, type Server } from 'node:net';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -16,6 +17,19 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
 const ESCAPE = readFileSync(join(REPO_ROOT, 'test/fixtures/sandbox/escape.mjs'), 'utf8');
+/**
+ * The hidden check: 1 only when the answer is the agent's own (no daemon rewrote it), its HOME is fresh (no
+ * file the agent planted), user site-packages are off and no rc file ran (nothing printed PLANTED).
+ */
+const CHECK = [
+  'sleep 3',
+  'echo "home: $(ls -A "$HOME" | tr "\\n" " ")" >&2',
+  'test -z "$(ls -A "$HOME")" || { echo "HOME is not fresh" >&2; echo 0; exit 0; }',
+  'test "$PYTHONNOUSERSITE" = 1 || { echo "user site on" >&2; echo 0; exit 0; }',
+  'if command -v python3 >/dev/null; then test "$(python3 -c "import site; print(site.ENABLE_USER_SITE)")" = False || { echo 0; exit 0; }; fi',
+  'if [ "$(cat answer.txt)" = "$(cat "$ROLLGATE_TESTS_DIR/expected.txt")" ]; then echo 1; else echo 0; fi',
+  '',
+].join('\n');
 
 let app: TestApp;
 let tcp: Server;
@@ -65,9 +79,10 @@ async function containersOf(sessionIds: string[]): Promise<string[]> {
   return all.filter((c) => sessionIds.includes(c.Labels['rollgate.run'])).map((c) => c.Id);
 }
 
-for (const runtime of ['bwrap', 'docker'] as const) {
+for (const runtime of ['bwrap', 'docker', 'local'] as const) {
   describe(`${runtime} runtime`, () => {
-    it('refuses every escape; the model call is recorded and the reward is the evaluator\'s', async () => {
+    // local is unsandboxed: only its clean-up is checked (below).
+    if (runtime !== 'local') it('refuses every escape; the model call is recorded and the reward is the evaluator\'s', async () => {
       const victim = await app.createSession({ engine: 'sim-vllm' });
       const hostFile = join(mkdtempSync(join(tmpdir(), 'rollgate-escape-')), 'escaped.txt');
       const marker = `${Math.floor(Math.random() * 1e6) + 1000}.${runtime === 'bwrap' ? 1 : 2}`;
@@ -84,7 +99,7 @@ for (const runtime of ['bwrap', 'docker'] as const) {
           command: `node escape.mjs ${JSON.stringify(JSON.stringify(facts))}`,
           tasks: [{
             id: 'escape', prompt: 'try to get out', files: { 'escape.mjs': ESCAPE },
-            tests: { 'expected.txt': 'honest\n', 'check.sh': 'sleep 3; cat answer.txt "$ROLLGATE_TESTS_DIR/expected.txt" >&2; if [ "$(cat answer.txt)" = "$(cat "$ROLLGATE_TESTS_DIR/expected.txt")" ]; then echo 1; else echo 0; fi\n' },
+            tests: { 'expected.txt': 'honest\n', 'check.sh': CHECK },
             check: 'sh "$ROLLGATE_TESTS_DIR/check.sh"',
           }],
         }),
@@ -97,6 +112,7 @@ for (const runtime of ['bwrap', 'docker'] as const) {
       const log: string = run.stdout;
       expect(run.stderr).toBe('');
       expect(log).toMatch(/^ok: model call 200 The answer is 4\.$/m);
+      expect(log).toContain('ok: planted');
       expect(log).toContain('ok: done');
       expect(log).not.toContain('ESCAPED');
       const refusals = log.split('\n').filter((l) => l.startsWith('refused: '));
@@ -117,13 +133,14 @@ for (const runtime of ['bwrap', 'docker'] as const) {
       expect(sample, JSON.stringify(run.evaluator)).toMatchObject({ status: 'finished', outcome: 'ok', reward: 1, completionCount: 1 });
       const session = await app.api(`/api/sessions/${sample.sessionId}`);
       expect(session.metadata).toMatchObject({ runtime, evaluator: { type: 'command', reward: 1 } });
+      expect(run.evaluator.output).not.toContain('PLANTED');
       expect(pidsWith(`sleep ${marker}`)).toEqual([]);
       const victimAfter = await app.api(`/api/sessions/${victim.id}`);
       expect(victimAfter).toMatchObject({ status: 'active', completionCount: 0 });
     }, 180_000);
 
     it('a timeout and a cancel leave nothing the agent started running', async () => {
-      const marker = `${Math.floor(Math.random() * 1e6) + 1000}.${runtime === 'bwrap' ? 3 : 4}`;
+      const marker = `${Math.floor(Math.random() * 1e6) + 1000}.${{ bwrap: 3, docker: 4, local: 5 }[runtime]}`;
       const daemon = `setsid sh -c 'sleep ${marker}' & sleep ${marker} & wait`;
       const { id: timeoutBatch } = await app.api('/api/batches', {
         method: 'POST',

@@ -200,8 +200,11 @@ describe('siblings, aborts, rewards, groups', () => {
     const main = body.traces.find((t) => t !== siblingTrace)!;
     expect(siblingTrace).toMatchObject({ reward: 1, rewardSource: 'trace' });
     expect(main).toMatchObject({ reward: 0.5, rewardSource: 'session' });
-    // A later finish adds to the map; trace-id keys work too.
-    expect((await finish({ traceRewards: { [main.id]: 0 } })).status).toBe(200);
+    // A second finish is refused unless it says overwrite; then it adds to the map, and trace-id keys work too.
+    const refused = await finish({ traceRewards: { [main.id]: 0 } });
+    expect(refused.status).toBe(409);
+    expect((await refused.json()).error.message).toMatch(/already finished .*overwrite/);
+    expect((await finish({ traceRewards: { [main.id]: 0 }, overwrite: true })).status).toBe(200);
     const again = await traces(run.sessionId);
     expect(again.traces.map((t) => [t.reward, t.rewardSource])).toEqual(expect.arrayContaining([[1, 'trace'], [0, 'trace']]));
     const bad = await finish({ traceRewards: { x: 'high' } });

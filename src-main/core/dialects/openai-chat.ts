@@ -58,6 +58,8 @@ const requestSchema = z.looseObject({
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
   response_format: z.looseObject({ type: z.string() }).nullish(),
   chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
+  logprobs: z.boolean().nullish(),
+  top_logprobs: z.number().int().min(0).max(0, 'top_logprobs > 0 is not supported: Rollgate records the sampled tokens\' logprobs only').nullish(),
 });
 
 export interface OpenAIChatContext { model: string; includeUsage: boolean }
@@ -103,8 +105,15 @@ export function parseOpenAIChatRequest(body: unknown): { canonical: CanonicalReq
     ...(req.seed != null ? { seed: req.seed } : {}),
     ...(toResponseFormat(req.response_format) ? { response_format: toResponseFormat(req.response_format) } : {}),
     ...(req.chat_template_kwargs ? { chat_template_kwargs: req.chat_template_kwargs } : {}),
+    ...(req.logprobs ? { logprobs: true } : {}),
   };
   return { canonical, context: { model: req.model, includeUsage: req.stream_options?.include_usage ?? false } };
+}
+
+/** OpenAI's `choices[].logprobs`: one entry per sampled token (no alternatives: top_logprobs is empty). */
+function chatLogprobs(res: CanonicalResponse): { content: unknown[] } | null {
+  if (!res.logprobs) return null;
+  return { content: res.logprobs.map((t) => ({ token: t.token, logprob: t.logprob, bytes: null, top_logprobs: [] })) };
 }
 
 function assistantMessageBody(res: CanonicalResponse): Record<string, unknown> {
@@ -141,7 +150,8 @@ class OpenAIChatStream implements StreamEncoder {
 
   finish(res: CanonicalResponse): string[] {
     const finish = res.finish_reason === 'stop' && this.toolCallsSeen ? 'tool_calls' : res.finish_reason;
-    const frames = [this.chunk({ delta: {}, logprobs: null, finish_reason: finish })];
+    // The sampled tokens' logprobs come with the closing chunk (the engine's ids are known only at the end).
+    const frames = [this.chunk({ delta: {}, logprobs: chatLogprobs(res), finish_reason: finish })];
     if (this.ctx.includeUsage) {
       frames.push(sseFrame({ id: `chatcmpl-${this.meta.id}`, object: 'chat.completion.chunk', created: this.meta.created, model: this.ctx.model, choices: [], usage: chatUsage(res) }));
     }
@@ -180,7 +190,7 @@ export const openAIChatCodec: DialectCodec<OpenAIChatContext> = {
     object: 'chat.completion',
     created: res.created,
     model: ctx.model,
-    choices: [{ index: 0, message: assistantMessageBody(res), logprobs: null, finish_reason: res.finish_reason }],
+    choices: [{ index: 0, message: assistantMessageBody(res), logprobs: chatLogprobs(res), finish_reason: res.finish_reason }],
     usage: chatUsage(res),
   }),
   streamEncoder: (ctx, meta) => new OpenAIChatStream(ctx, meta),

@@ -50,6 +50,23 @@ const SHELL_NAME = /(^|_|-|\b)(bash|shell|sh|zsh|terminal|exec|execute|run|comma
 const SHELL_DESC = /\b(shell|bash|terminal|command line|execute (a |the )?command|run (a |the )?command)\b/i;
 const CMD_PROP = /^(command|cmd|script|command_?line|shell_?command|commandLine)$/i;
 
+/**
+ * A command in the shape the property wants: a string; an argv array (Codex's `command: string[]`); or a
+ * list of commands (Cline's `run_commands` takes `commands: string[]`, one shell command per item).
+ */
+function commandValue(prop: string, schema: Schema | undefined, command: string): unknown {
+  if (typeOf(schema) !== 'array') return command;
+  const items = schema?.items as Schema | undefined;
+  const itemsDescribe = `${String(schema?.description ?? '')} ${String(items?.description ?? '')}`;
+  const listOfCommands = /s$/i.test(prop) || /\b(list|array) of (shell )?commands\b|\beach (item|entry|element) is a (shell )?command\b/i.test(itemsDescribe);
+  if (!listOfCommands) return ['bash', '-lc', command];
+  if (typeOf(items) === 'object') {
+    const inner = Object.keys((items?.properties ?? {}) as Record<string, Schema>).find((k) => CMD_PROP.test(k)) ?? 'command';
+    return [{ [inner]: command }];
+  }
+  return [command];
+}
+
 export function matchShell(tools: PromptTool[], command: string): ToolUse | null {
   const cands = tools.filter((t) => SHELL_NAME.test(t.name) || SHELL_DESC.test(t.description));
   // Prefer a tool whose name is plainly a shell; "read_background_output" style helpers come last.
@@ -57,10 +74,7 @@ export function matchShell(tools: PromptTool[], command: string): ToolUse | null
   for (const tool of cands) {
     const prop = pickProp(tool, CMD_PROP, /command|cmd|script/i, SHELL_NAME.test(tool.name));
     if (!prop) continue;
-    // An array is either a list of command lines (Cline's `run_commands.commands`) or one argv (Codex's `shell`).
-    const isArray = typeOf(props(tool)[prop]) === 'array';
-    const value = !isArray ? command : /commands$/i.test(prop) ? [command] : ['bash', '-lc', command];
-    return { tool, args: fillRequired(tool, { [prop]: value }) };
+    return { tool, args: fillRequired(tool, { [prop]: commandValue(prop, props(tool)[prop], command) }) };
   }
   return null;
 }

@@ -188,7 +188,8 @@ export class ImageBuilder {
         else resolveDone();
       }, (ev: StreamEvent) => {
         if (ev.error) failure ??= (ev.errorDetail?.message ?? ev.error).trim();
-        const line = (ev.stream ?? [ev.status, ev.progress].filter(Boolean).join(' ')).trimEnd();
+        // The daemon colours a step's stderr; the log is kept as plain text.
+        const line = (ev.stream ?? [ev.status, ev.progress].filter(Boolean).join(' ')).replace(/\x1b\[[0-9;]*m/g, '').trimEnd();
         if (line) {
           for (const l of line.split('\n')) tail.push(l);
           tail.splice(0, Math.max(0, tail.length - LOG_TAIL_LINES));

@@ -37,8 +37,13 @@ export interface PrepareSpec {
   root: string;
   /** Task files written into the work folder. */
   files?: Record<string, string>;
-  /** Host paths the agent needs read-only (its install, the Node that runs it); seen at the same path. */
+  /** Host paths the agent and checks need read-only (its install, the Node that runs it): see `Sandbox.toolPath`. */
   tools: string[];
+  /**
+   * Host folders mounted read-only at their own host path, for the agent and checks: inside the desktop
+   * app, Electron's folder (the `node` shim execs Electron by its host path).
+   */
+  toolsAtHostPath?: string[];
   gateway: GatewayLink;
   /** Container image (docker); default: the locally built base image. */
   image?: string;

@@ -32,7 +32,7 @@ export const bwrapRuntime: Runtime = {
     const { host, paths } = layout;
     const limits = { ...DEFAULT_LIMITS, ...spec.limits };
     const mapped = toolMounts(spec.tools);
-    const tools = mapped.mounts.map((m): BwrapMount => ({ ...m, mode: 'ro' }));
+    const tools = [...mapped.mounts, ...(spec.toolsAtHostPath ?? []).map((p) => ({ host: p, sandbox: p }))].map((m): BwrapMount => ({ ...m, mode: 'ro' }));
     const node = mapped.map(nodeExecutable());
     const sandbox: Sandbox = {
       runtime: 'bwrap',

@@ -60,7 +60,7 @@ export const dockerRuntime: Runtime = {
     const { host, paths } = layout;
     const limits = { ...DEFAULT_LIMITS, ...spec.limits };
     const mapped = toolMounts(spec.tools);
-    const tools = mapped.mounts.map((m) => `${m.host}:${m.sandbox}:ro`);
+    const tools = [...mapped.mounts, ...(spec.toolsAtHostPath ?? []).map((p) => ({ host: p, sandbox: p }))].map((m) => `${m.host}:${m.sandbox}:ro`);
     const labels = { 'rollgate.run': spec.id };
     // The agent writes only to its mounts, unless its work folder lives in the image (Harbor environments).
     const readonlyRootfs = !spec.workFromImage;
