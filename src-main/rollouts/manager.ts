@@ -243,10 +243,12 @@ export class RolloutManager {
       datasetName = 'inline';
     }
 
-    const resolved = resolveRuntime(spec.runtime ?? this.opts.defaultRuntime ?? 'auto');
+    const inImage = tasks.find((t) => t.harbor || t.swebench);
+    // Tasks that live in their own images can only run under docker: `auto` means docker for them.
+    const choice = spec.runtime ?? this.opts.defaultRuntime ?? 'auto';
+    const resolved = resolveRuntime(inImage && choice === 'auto' ? 'docker' : choice);
     if ('error' in resolved) throw new BatchSpecError(resolved.error);
     const { runtime, warning } = resolved;
-    const inImage = tasks.find((t) => t.harbor || t.swebench);
     if (inImage && runtime.name !== 'docker') {
       throw new BatchSpecError(`task ${inImage.id} runs in its own container image (${inImage.harbor ? 'a Harbor task' : 'a SWE-bench-style row'}): use runtime "docker" (--runtime docker)`);
     }
