@@ -129,15 +129,21 @@ async function intent() {
 }
 
 /**
- * Item 11: memory held by the gateway after 100 sessions ran 3 turns each (long prompts) and finished: live heap
- * plus array buffers after a full GC, compared with the same figure before the sessions. Run with --expose-gc.
+ * Item 11: what the gateway's per-session turn cache still holds after 100 sessions ran 3 turns each (long
+ * prompts) and finished: sessions kept and their estimated bytes (token arrays plus everything else reachable
+ * from a kept turn, as JSON), read from the cache object itself so the same measure works on older code; and,
+ * more coarsely, the process's live heap plus array buffers after a full GC, against the same figure before.
+ * Run with --expose-gc.
  */
 async function turns(tmp: string) {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('turns needs node --expose-gc (npx tsx --expose-gc bench/hardening.ts)');
   const { createApp } = await import('../src-main/app.js');
+  const { SessionTurnCache } = await import('../src-main/gateway/session-cache.js');
+  const caches = new Set<object>();
+  const remember = SessionTurnCache.prototype.remember;
+  SessionTurnCache.prototype.remember = function (this: object, ...args: Parameters<typeof remember>) { caches.add(this); return remember.apply(this as never, args); };
   const app = await createApp({ dataDir: join(tmp, 'turns'), port: 0, sim: true });
-  app.pool.get('sim-vllm'); // sim engines run in this process: their tokenizer caches are warmed below
   const api = (path: string, body: unknown) => post(app.url + path, body);
   const filler = Array.from({ length: 400 }, (_, i) => `line ${i}: the quick brown fox jumps over the lazy dog`).join('\n');
   const run = async (key: string, turnsPerSession: number) => {
@@ -164,8 +170,26 @@ async function turns(tmp: string) {
   await sleep(500);
   gc(); gc();
   const after = held();
+  const cache = cacheContents(caches);
   await app.close();
-  return { sessions: SESSIONS, turnsPerSession: 3, heldAfterFinishMB: (after - base) / 1e6 };
+  SessionTurnCache.prototype.remember = remember;
+  return { sessions: SESSIONS, turnsPerSession: 3, cacheSessionsHeld: cache.sessions, cacheMB: cache.bytes / 1e6, heldAfterFinishMB: (after - base) / 1e6 };
+}
+
+/** Sessions and estimated bytes in the turn caches seen (older code kept `turns: Map<id, Turn[]>`, newer `sessions: Map<id, {turns}>`). */
+function cacheContents(caches: Set<object>): { sessions: number; bytes: number } {
+  let sessions = 0;
+  let bytes = 0;
+  const noArrays = (_k: string, v: unknown) => (ArrayBuffer.isView(v) ? undefined : v);
+  for (const c of caches as Set<{ turns?: Map<string, unknown[]>; sessions?: Map<string, { turns: unknown[] }> }>) {
+    const lists = c.sessions ? [...c.sessions.values()].map((e) => e.turns) : [...(c.turns?.values() ?? [])];
+    sessions += lists.length;
+    for (const turn of lists.flat() as Array<{ capture: Record<string, unknown> }>) {
+      for (const v of Object.values(turn.capture)) if (ArrayBuffer.isView(v)) bytes += v.byteLength;
+      bytes += 2 * JSON.stringify(turn, noArrays).length;
+    }
+  }
+  return { sessions, bytes };
 }
 
 async function main() {

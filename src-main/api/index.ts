@@ -8,6 +8,7 @@ import { registerTraces } from './traces.js';
 import { registerExport } from './export.js';
 import { registerInsights } from './insights.js';
 import { registerRescores } from './rescores.js';
+import { registerCaptureHealth } from './capture-health.js';
 
 export type { ApiDeps } from './routes.js';
 
@@ -20,4 +21,5 @@ export async function registerControlApi(app: FastifyInstance, deps: ApiDeps): P
   await registerExport(app, deps);
   await registerRescores(app, deps);
   await registerInsights(app, deps);
+  await registerCaptureHealth(app, deps);
 }

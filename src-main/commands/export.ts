@@ -80,7 +80,7 @@ export async function runExport(opts: ExportCommandOptions, io: { stdout: NodeJS
   const engines = [...SIM_FLAVORS.map((f) => simEngineConfig(f, '')), ...(opts.topology ? loadTopology(userPath(opts.topology)) : []),
     ...store.engines.list().flatMap((e) => { try { return [parseEngineConfig(e.config)]; } catch { return []; } })];
   const tokenTexts = new EngineTokenTexts();
-  await tokenTexts.load(engines);
+  await tokenTexts.load(opts.engine ? engines.filter((e) => e.id === opts.engine) : engines);
   const source: ExportSource = { sessions: store.sessions, batches: store.batches, completions: store.completions, tokenTexts };
   const exportOpts: ExportOptions = {
     format: opts.format, builder: opts.builder, batchId: opts.batch, engineId: opts.engine, sessionId: opts.session,

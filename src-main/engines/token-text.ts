@@ -26,9 +26,11 @@ export class EngineTokenTexts {
   private readonly byId = new Map<string, TokenText>();
   private readonly infoById = new Map<string, { model: string; tokenizer: string | null }>();
 
-  async load(engines: ReadonlyArray<Pick<EngineConfig, 'id' | 'tokenizer' | 'family' | 'model'>>): Promise<void> {
+  async load(engines: ReadonlyArray<Pick<EngineConfig, 'id' | 'tokenizer' | 'family' | 'model'> & { mode?: EngineConfig['mode'] }>): Promise<void> {
     await Promise.all(engines.map(async (e) => {
       this.infoById.set(e.id, { model: e.model, tokenizer: tokenizerSpecOf(e) });
+      // Re-renders happen only where the engine templates (chat mode); token mode reuses the sampled ids.
+      if (e.mode === 'token') return;
       const t = await engineTokenText(e);
       if (t) this.byId.set(e.id, t);
       else this.byId.delete(e.id);

@@ -56,7 +56,8 @@ export async function handleCompletion(
   try {
     await deps.store.writer.putIntent({ id: state.id, sessionId: session.id, seq, dialect: codec.dialect, engineId, createdAt: Date.now() });
   } catch (err) {
-    return sendDialectError(reply, codec, 503, `could not record the call before running it: ${(err as Error).message}`);
+    const retryAfter = err instanceof StoreUnavailableError ? err.retryAfterSec : undefined;
+    return sendDialectError(reply, codec, 503, `could not record the call before running it: ${(err as Error).message}`, undefined, retryAfter);
   }
 
   const abort = new AbortController();

@@ -5,7 +5,7 @@
 // start marks running batches `interrupted` (sessions are already marked by the store) and kills
 // leftover agent process groups it can prove are its own.
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { z } from 'zod';
@@ -21,7 +21,7 @@ import { getHarness, listHarnesses, sessionEnv, type Harness, type HarnessContex
 import { installAgent, type InstallProgress } from './install.js';
 import { MaskedGate } from './masked-gate.js';
 import { buildBatchView, type BatchView } from './results.js';
-import { killGroup, type ProcessResult } from './runtimes/process.js';
+import { killLeftoverProcesses, type ProcessResult } from './runtimes/process.js';
 import { RUNTIME_CHOICES, getRuntime, resolveRuntime, type Runtime, type RuntimeChoice, type RuntimeName, type Sandbox } from './runtimes/index.js';
 import { SANDBOX_SYSTEM_PATH, baseEnv, nodeBinDir, writeFiles } from './runtimes/run-dirs.js';
 import { BUILTIN_AGENT_PATH } from './harnesses/index.js';
@@ -243,10 +243,12 @@ export class RolloutManager {
       datasetName = 'inline';
     }
 
-    const resolved = resolveRuntime(spec.runtime ?? this.opts.defaultRuntime ?? 'auto');
+    const inImage = tasks.find((t) => t.harbor || t.swebench);
+    // Tasks that live in their own images can only run under docker: `auto` means docker for them.
+    const choice = spec.runtime ?? this.opts.defaultRuntime ?? 'auto';
+    const resolved = resolveRuntime(inImage && choice === 'auto' ? 'docker' : choice);
     if ('error' in resolved) throw new BatchSpecError(resolved.error);
     const { runtime, warning } = resolved;
-    const inImage = tasks.find((t) => t.harbor || t.swebench);
     if (inImage && runtime.name !== 'docker') {
       throw new BatchSpecError(`task ${inImage.id} runs in its own container image (${inImage.harbor ? 'a Harbor task' : 'a SWE-bench-style row'}): use runtime "docker" (--runtime docker)`);
     }
@@ -652,46 +654,5 @@ export class RolloutManager {
   }
 }
 
-/**
- * The pids of processes that belong to these runs: their environment holds ROLLGATE_RUN_ID=<token>, so a
- * reused pid is never mistaken for ours. Linux only (/proc); elsewhere none are found.
- */
-export function runProcesses(tokens: string[]): number[] {
-  if (!tokens.length || process.platform !== 'linux') return [];
-  const wanted = new Set(tokens.map((t) => `ROLLGATE_RUN_ID=${t}`));
-  let pids: string[];
-  try {
-    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
-  } catch {
-    return [];
-  }
-  return pids.map(Number).filter((pid) => {
-    if (pid === process.pid) return false;
-    try {
-      return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').some((kv) => wanted.has(kv));
-    } catch {
-      return false;
-    }
-  });
-}
-
-/** Kills the process groups of agents a previous Rollgate process left running (runs recorded as running). */
-export function killLeftoverProcesses(tokens: string[]): number {
-  const pgidOf = (pid: number | 'self') => {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
-  };
-  let own = -1;
-  try { own = pgidOf('self'); } catch { /* keep -1 */ }
-  let killed = 0;
-  for (const pid of runProcesses(tokens)) {
-    try {
-      const pgid = pgidOf(pid);
-      if (pgid > 1 && pgid !== own && killGroup(pgid)) killed++;
-      else { process.kill(pid, 'SIGKILL'); killed++; }
-    } catch { /* gone */ }
-  }
-  return killed;
-}
-
 export { DatasetError };
+export { killLeftoverProcesses, runProcesses } from './runtimes/process.js';

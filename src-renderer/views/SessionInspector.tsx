@@ -18,7 +18,7 @@ const NO_TRACES: Trace[] = [];
 
 /** The agent's changes (a unified diff), added and removed lines coloured. */
 function PatchView({ diff }: { diff: string }) {
-  const lines = diff.split('\n');
+  const lines = diff.replace(/\n$/, '').split('\n');
   const cls = (l: string) => (l.startsWith('+++') || l.startsWith('---') || l.startsWith('diff ') ? 'patch-file' : l.startsWith('+') ? 'patch-add' : l.startsWith('-') ? 'patch-del' : l.startsWith('@@') ? 'patch-hunk' : undefined);
   return (
     <pre className="json-raw run-out run-patch" data-testid="agent-diff">

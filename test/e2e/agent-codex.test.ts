@@ -41,7 +41,10 @@ describe(`codex ${CODEX_VERSION}`, () => {
       const session = await app.createSession({ engine, harness: 'codex' });
       const run = await runAgent({
         bin: codex,
-        args: ['exec', '--skip-git-repo-check', TASK],
+        // With bubblewrap on the machine (the sandbox tests install it), Codex wraps its own shell tool in
+        // bwrap + codex-linux-sandbox, which its npm package does not ship: every command then fails. The
+        // preset turns Codex's sandbox off for the same reason (Rollgate's runtime is the sandbox).
+        args: ['exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', TASK],
         env: { GW_API_KEY: session.key },
         files: { 'notes.txt': NOTES },
         homeFiles: { '.codex/config.toml': configToml(session.urls.openai) },

@@ -8,22 +8,28 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 
 const MODEL = 'Qwen/Qwen3-8B';
 let sim: SimEngine;
+let tokenSim: SimEngine;
 let app: TestApp;
 
 beforeAll(async () => {
   sim = await startSimEngine({ flavor: 'vllm', seed: 5, skill: 1, maxModelLen: 131072, perTokenMs: 1 });
-  app = await startTestApp({ sim: false, engines: [{ id: 'faulty', kind: 'vllm', replicas: [sim.url], model: MODEL, mode: 'chat', tokenizer: 'builtin:qwen3' }] });
+  tokenSim = await startSimEngine({ flavor: 'sglang', seed: 5, skill: 1, maxModelLen: 131072, perTokenMs: 1 });
+  app = await startTestApp({ sim: false, engines: [
+    { id: 'faulty', kind: 'vllm', replicas: [sim.url], model: MODEL, mode: 'chat', tokenizer: 'builtin:qwen3' },
+    { id: 'tokens', kind: 'sglang', replicas: [tokenSim.url], model: MODEL, mode: 'token', tokenizer: 'builtin:qwen3' },
+  ] });
 });
 afterAll(async () => {
   await app?.stop();
   await sim?.close();
+  await tokenSim?.close();
 });
 
 type Msg = OpenAI.Chat.ChatCompletionMessageParam;
 
 /** Turn 1 clean, turn 2 under the fault, turn 3 clean and extending turn 2's conversation. */
-async function session(fault: Record<string, number>, stream: boolean) {
-  const s = await app.createSession({ engine: 'faulty' });
+async function session(fault: Record<string, number>, stream: boolean, engine = 'faulty') {
+  const s = await app.createSession({ engine });
   const client = new OpenAI({ baseURL: s.urls.openai, apiKey: 'unused', maxRetries: 0 });
   const messages: Msg[] = [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Say hello.' }];
   const call = async () => {
@@ -71,4 +77,32 @@ describe('fault-injected captures', () => {
       expect(kept.find((r) => r.trace_id === last.id)).toMatchObject({ masked: true, mask_reason: reason });
     });
   }
+});
+
+describe('capture health', () => {
+  it('per engine: masked traces and incomplete sessions with reasons, chain breaks, retries, prompt reuse in token mode', async () => {
+    // three clean turns in token mode: each prompt reuses the previous sampled ids
+    const t = await app.createSession({ engine: 'tokens' });
+    const client = new OpenAI({ baseURL: t.urls.openai, apiKey: 'unused', maxRetries: 0 });
+    const messages: Msg[] = [{ role: 'user', content: 'Say hello.' }];
+    for (let i = 0; i < 3; i++) {
+      const r = await client.chat.completions.create({ model: MODEL, messages, max_tokens: 400 });
+      messages.push({ role: 'assistant', content: r.choices[0]!.message.content ?? '' }, { role: 'user', content: 'Again.' });
+    }
+    const h = await app.api('/api/capture-health');
+    expect(h.scope).toEqual({ batchId: null, engineId: null, builder: 'prefix-merge' });
+    const faulty = h.byEngine.faulty;
+    expect(faulty).toMatchObject({ sessions: 3, incompleteSessions: 3, completions: 9, incompleteCompletions: 3, retries: 0 });
+    expect(faulty.maskReasons).toEqual({ 'missing-ids': 1, 'logprob-count': 1, 'engine-error-mid-stream': 1 });
+    expect(faulty.maskedFraction).toBeCloseTo(faulty.maskedTraces / faulty.traces);
+    expect(faulty.promptReuse).toEqual({ turns: 0, reused: 0, rate: null }); // chat mode: not measured
+    const tokens = h.byEngine.tokens;
+    expect(tokens).toMatchObject({ sessions: 1, incompleteSessions: 0, traces: 1, maskedTraces: 0, maskedFraction: 0, meanCompletionsPerTrace: 3 });
+    expect(tokens.promptReuse).toEqual({ turns: 2, reused: 2, rate: 1 });
+    expect(h.overall.sessions).toBe(4);
+    expect(h.overall.maskedTraces).toBe(3);
+    const only = await app.api('/api/capture-health?engine=tokens');
+    expect(Object.keys(only.byEngine)).toEqual(['tokens']);
+    expect((await fetch(`${app.url}/api/capture-health?batch=nope`)).status).toBe(404);
+  });
 });

@@ -68,7 +68,7 @@ describe('rollgate export', () => {
       expect(expected.length, query).toBeGreaterThan(0);
       expect(stdout, args.join(' ')).toBe(expected);
     }
-  }, 60_000);
+  }, 120_000);
 
   it('fails clearly on a folder without data and on bad options', async () => {
     const empty = mkdtempSync(join(out, 'empty-'));

@@ -153,8 +153,11 @@ describe('broken task folders', () => {
     expect(table).toMatch(/no-reward: .*the verifier wrote no reward/);
   });
 
-  it('batches refuse container tasks on a runtime that cannot run them', () => {
+  it('batches refuse container tasks on a runtime that cannot run them; auto picks docker for them', async () => {
     expect(() => app.rollouts.submit({ dataset: EXAMPLES, harness: 'nop', runtime: 'local' })).toThrow(/runs in its own container image .*use runtime "docker"/);
+    const { id, runtime } = app.rollouts.submit({ dataset: EXAMPLES, harness: 'nop', runtime: 'auto' }) as { id: string; runtime: string };
+    expect(runtime).toBe('docker');
+    await app.rollouts.wait(id);
   });
 });
 

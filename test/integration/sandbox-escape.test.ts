@@ -3,7 +3,8 @@
 // folder, writes outside its work folder, the task's hidden tests, a daemon that rewrites the answer after
 // the agent exits — gets nowhere: its real model call is recorded, the engines stay unpaused, the reward
 // is the evaluator's, and the run's log shows each refusal. Timeouts and cancel leave nothing running
-// (checked by pid for bwrap, by container for docker).
+// (checked by pid for bwrap, by container for docker; for local too, where a `setsid` daemon escapes the
+// process group and is found by the run id in its environment).
 import { createServer, type Server } from 'node:net';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -78,9 +79,10 @@ async function containersOf(sessionIds: string[]): Promise<string[]> {
   return all.filter((c) => sessionIds.includes(c.Labels['rollgate.run'])).map((c) => c.Id);
 }
 
-for (const runtime of ['bwrap', 'docker'] as const) {
+for (const runtime of ['bwrap', 'docker', 'local'] as const) {
   describe(`${runtime} runtime`, () => {
-    it('refuses every escape; the model call is recorded and the reward is the evaluator\'s', async () => {
+    // local is unsandboxed: only its clean-up is checked (below).
+    if (runtime !== 'local') it('refuses every escape; the model call is recorded and the reward is the evaluator\'s', async () => {
       const victim = await app.createSession({ engine: 'sim-vllm' });
       const hostFile = join(mkdtempSync(join(tmpdir(), 'rollgate-escape-')), 'escaped.txt');
       const marker = `${Math.floor(Math.random() * 1e6) + 1000}.${runtime === 'bwrap' ? 1 : 2}`;
@@ -138,7 +140,7 @@ for (const runtime of ['bwrap', 'docker'] as const) {
     }, 180_000);
 
     it('a timeout and a cancel leave nothing the agent started running', async () => {
-      const marker = `${Math.floor(Math.random() * 1e6) + 1000}.${runtime === 'bwrap' ? 3 : 4}`;
+      const marker = `${Math.floor(Math.random() * 1e6) + 1000}.${{ bwrap: 3, docker: 4, local: 5 }[runtime]}`;
       const daemon = `setsid sh -c 'sleep ${marker}' & sleep ${marker} & wait`;
       const { id: timeoutBatch } = await app.api('/api/batches', {
         method: 'POST',

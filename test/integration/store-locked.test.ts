@@ -6,7 +6,7 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { dialectCall, expectErrorBody, expectStreamError, parseSse, type AgentDialect } from './fault-helpers.js';
+import { dialectCall, expectErrorBody, type AgentDialect } from './fault-helpers.js';
 
 let app: TestApp;
 beforeAll(async () => { app = await startTestApp(); });
@@ -35,7 +35,9 @@ describe('the database is locked by another connection', () => {
         expect(answers[i].retryAfter).toMatch(/^\d+$/);
         expect(answers[i].text).toMatch(/store is busy/);
       });
-      expectStreamError('anthropic', parseSse(streamed.text));
+      // A streaming call is refused before its stream opens (its intent could not be recorded): the same 503.
+      expectErrorBody('anthropic', 503, { status: streamed.status, body: JSON.parse(streamed.text) });
+      expect(streamed.retryAfter).toMatch(/^\d+$/);
       expect(streamed.text).toMatch(/store is busy/);
       // The control API answers meanwhile: the writer waited on a timer, not on the event loop.
       expect((await fetch(`${app.url}/api/health`)).status).toBe(200);

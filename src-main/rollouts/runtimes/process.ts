@@ -3,6 +3,7 @@
 // Sandboxed runtimes run bwrap / the docker client through this; their PID namespace or container then
 // takes everything the agent started with it (a `setsid` daemon escapes a process group, not those).
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Keeps the first and the last `limit/2` bytes of a stream, and how many bytes were dropped between. */
 export class BoundedCapture {
@@ -159,3 +160,44 @@ export function runShell(command: string, spec: Omit<ProcessSpec, 'file' | 'args
   return runProcess({ ...spec, file: '/bin/sh', args: ['-c', command] });
 }
 
+/**
+ * The pids of processes that belong to these runs: their environment holds ROLLGATE_RUN_ID=<token>, so a
+ * reused pid is never mistaken for ours. Linux only (/proc); elsewhere none are found.
+ */
+export function runProcesses(tokens: string[]): number[] {
+  if (!tokens.length || process.platform !== 'linux') return [];
+  const wanted = new Set(tokens.map((t) => `ROLLGATE_RUN_ID=${t}`));
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return [];
+  }
+  return pids.map(Number).filter((pid) => {
+    if (pid === process.pid) return false;
+    try {
+      return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').some((kv) => wanted.has(kv));
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Kills the process groups of agents a previous Rollgate process left running (runs recorded as running). */
+export function killLeftoverProcesses(tokens: string[]): number {
+  const pgidOf = (pid: number | 'self') => {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+  };
+  let own = -1;
+  try { own = pgidOf('self'); } catch { /* keep -1 */ }
+  let killed = 0;
+  for (const pid of runProcesses(tokens)) {
+    try {
+      const pgid = pgidOf(pid);
+      if (pgid > 1 && pgid !== own && killGroup(pgid)) killed++;
+      else { process.kill(pid, 'SIGKILL'); killed++; }
+    } catch { /* gone */ }
+  }
+  return killed;
+}

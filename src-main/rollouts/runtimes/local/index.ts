@@ -3,7 +3,7 @@
 // so rewards of local runs are not protected from the agent (DESIGN §9). Kept for macOS/Windows and debugging.
 import { rmSync } from 'node:fs';
 import { freshCheckDirs } from '../layout.js';
-import { runProcess, runShell } from '../process.js';
+import { killLeftoverProcesses, runProcess, runShell } from '../process.js';
 import { checkEnv } from '../check-env.js';
 import { prepareRunDirs, writeFiles } from '../run-dirs.js';
 import type { Runtime, Sandbox } from '../types.js';
@@ -20,10 +20,16 @@ export const localRuntime: Runtime = {
       baseUrl: spec.gateway.hostBaseUrl,
       toolPath: (p) => p,
       writeHome: (files) => writeFiles(dirs.home, files),
-      launch: (plan, opts) => runProcess({
-        file: plan.file, args: plan.args, cwd: dirs.work, env: plan.env, timeoutMs: opts.timeoutMs, signal: opts.signal,
-        maxOutputBytes: opts.maxOutputBytes, onSpawn: (pid) => opts.onStart?.({ pid }),
-      }),
+      async launch(plan, opts) {
+        const result = await runProcess({
+          file: plan.file, args: plan.args, cwd: dirs.work, env: plan.env, timeoutMs: opts.timeoutMs, signal: opts.signal,
+          maxOutputBytes: opts.maxOutputBytes, onSpawn: (pid) => opts.onStart?.({ pid }),
+        });
+        // The group kill misses `setsid` daemons; those that kept the run's id in their env go now (Linux).
+        // An agent can still shed both: local runs are unsandboxed.
+        if (plan.env.ROLLGATE_RUN_ID) killLeftoverProcesses([plan.env.ROLLGATE_RUN_ID]);
+        return result;
+      },
       check(check, opts) {
         const fresh = freshCheckDirs(dirs.root, check.agentOutput);
         const env = checkEnv({ ...fresh, tests: check.checkFiles }, check.env);
