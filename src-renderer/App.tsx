@@ -1,5 +1,5 @@
 // Shell: header, left nav, and the routed view. Starts live updates once.
-import { useEffect } from 'react';
+import { useEffect, useRef } from 'react';
 import { Header } from './components/Header.js';
 import { Nav } from './components/Nav.js';
 import { useRoute } from './lib/router.js';
@@ -17,6 +17,12 @@ import { TopologyView } from './views/TopologyView.js';
 
 export function App() {
   const route = useRoute();
+  const main = useRef<HTMLElement>(null);
+  // Every view opens at its top: the scroll position of the previous view means nothing here.
+  const viewKey = `${route.view}:${'id' in route ? (route.id ?? '') : ''}`;
+  useEffect(() => {
+    if (main.current) main.current.scrollTop = 0;
+  }, [viewKey]);
   useEffect(() => {
     void useEngines.getState().fetch(); // for SIMULATED labels everywhere
     return startLiveUpdates();
@@ -26,11 +32,11 @@ export function App() {
       <Header />
       <div className="app-body">
         <Nav current={route} />
-        <main className="app-main" data-view={route.view}>
+        <main className="app-main" data-view={route.view} ref={main}>
           {route.view === 'dashboard' && <DashboardView />}
           {route.view === 'topology' && <TopologyView />}
           {route.view === 'launch' && <LaunchView />}
-          {route.view === 'batch' && <BatchView key={route.id} id={route.id} taskId={route.taskId} />}
+          {route.view === 'batch' && <BatchView key={route.id} id={route.id} taskId={route.taskId} q={route.q} />}
           {route.view === 'sessions' && <SessionsView />}
           {route.view === 'session' && <SessionInspector id={route.id} />}
           {route.view === 'compare' && <CompareView a={route.a} b={route.b} task={route.task} />}

@@ -8,6 +8,7 @@ import './styles/layout.css';
 import './styles/components.css';
 import './styles/tokens.css';
 import './styles/views.css';
+import './styles/workbench.css';
 
 applyTheme(initialTheme());
 

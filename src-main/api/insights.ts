@@ -56,8 +56,8 @@ export async function registerInsights(app: FastifyInstance, deps: ApiDeps): Pro
       if (s?.batchId === id && s.taskId) taskIds.add(s.taskId);
     }
     if (taskIds.size === 0) return { tasks: [] };
-    const sessions = store.sessions.list({ batchId: id }).filter((s) => s.taskId && taskIds.has(s.taskId));
-    const runs = store.runs.listByBatch(id).filter((r) => sessions.some((s) => s.id === r.sessionId));
+    const sessions = store.slices.sessionsOfTasks(id, [...taskIds]);
+    const runs = store.slices.runs(id, sessions.map((s) => s.id));
     const view = buildBatchView({ ...batch, taskIds: batch.taskIds.filter((t) => taskIds.has(t)) }, sessions, runs);
     return { tasks: view.tasks };
   });
@@ -66,7 +66,7 @@ export async function registerInsights(app: FastifyInstance, deps: ApiDeps): Pro
     const { id } = req.params as { id: string };
     if (!store.batches.get(id)) return notFound(reply, 'batch');
     const verdicts: Record<string, unknown> = {};
-    for (const r of store.runs.listByBatch(id)) {
+    for (const r of store.slices.runs(id)) {
       verdicts[r.sessionId] = {
         outcome: r.outcome, exitCode: r.exitCode, evaluator: r.evaluator?.type ?? null, reward: r.evaluator?.reward ?? null,
         output: cut(r.evaluator?.output), error: r.evaluator?.error ?? r.error ?? null, finalAnswer: cut(r.finalAnswer),

@@ -19,15 +19,6 @@ export interface SessionHealth {
   policyVersion: number | null;
 }
 
-/** A masked trace, as custody marks it (a `masked` reason on the trace); absent on servers without custody. */
-function maskReason(trace: object): string | null {
-  const t = trace as { masked?: unknown; mask?: { reason?: unknown }; maskReason?: unknown };
-  if (typeof t.masked === 'string') return t.masked;
-  if (t.masked && typeof t.masked === 'object' && typeof (t.masked as { reason?: unknown }).reason === 'string') return (t.masked as { reason: string }).reason;
-  if (t.masked === true) return typeof t.maskReason === 'string' ? t.maskReason : 'masked';
-  return null;
-}
-
 const bump = (m: Record<string, number>, k: string) => { m[k] = (m[k] ?? 0) + 1; };
 
 export class TraceHealth {
@@ -47,10 +38,10 @@ export class TraceHealth {
         health.breaks++;
         bump(health.breakReasons, b.reason);
       }
-      const m = maskReason(trace);
-      if (m) {
+      // Custody (DESIGN §9) marks traces an incomplete call spoiled; they stay out of training exports.
+      if (trace.masked) {
         health.masked++;
-        bump(health.maskedReasons, m);
+        bump(health.maskedReasons, trace.maskReason ?? 'masked');
       }
     }
     for (const r of records) health.policyVersion = Math.max(health.policyVersion ?? r.policyVersion, r.policyVersion);
@@ -76,8 +67,11 @@ export interface BatchHealth {
   maskedFraction: number | null;
   maskedReasons: Record<string, number>;
   byTask: Record<string, { traces: number; breaks: number; masked: number }>;
+  bySession: Record<string, { traces: number; breaks: number; masked: number }>;
   /** Mean session reward per policy version, with its standard error (error bars). */
   byPolicy: PolicyPoint[];
+  /** Mean reward over the batch's scored sessions, with its standard error. */
+  reward: { mean: number | null; stderr: number | null; scored: number };
 }
 
 const round = (x: number) => Math.round(x * 1e6) / 1e6;
@@ -97,8 +91,9 @@ const YIELD_EVERY = 16;
 export async function batchHealth(health: TraceHealth, batchId: string, sessions: SessionSummary[]): Promise<BatchHealth> {
   const out: BatchHealth = {
     batchId, sessions: sessions.length, traces: 0, breaks: 0, sessionsWithBreaks: 0, breakRate: null, breakReasons: {},
-    masked: 0, maskedFraction: null, maskedReasons: {}, byTask: {}, byPolicy: [],
+    masked: 0, maskedFraction: null, maskedReasons: {}, byTask: {}, bySession: {}, byPolicy: [], reward: { mean: null, stderr: null, scored: 0 },
   };
+  const scored: number[] = [];
   const policies = new Map<number, { sessions: number; rewards: number[] }>();
   for (let i = 0; i < sessions.length; i++) {
     if (i > 0 && i % YIELD_EVERY === 0) await new Promise((r) => setImmediate(r));
@@ -110,19 +105,23 @@ export async function batchHealth(health: TraceHealth, batchId: string, sessions
     if (h.breaks > 0) out.sessionsWithBreaks++;
     for (const [k, n] of Object.entries(h.breakReasons)) out.breakReasons[k] = (out.breakReasons[k] ?? 0) + n;
     for (const [k, n] of Object.entries(h.maskedReasons)) out.maskedReasons[k] = (out.maskedReasons[k] ?? 0) + n;
+    out.bySession[s.id] = { traces: h.traces, breaks: h.breaks, masked: h.masked };
     const t = (out.byTask[s.taskId ?? '—'] ??= { traces: 0, breaks: 0, masked: 0 });
     t.traces += h.traces;
     t.breaks += h.breaks;
     t.masked += h.masked;
+    const reward = typeof s.reward === 'number' && s.status !== 'active' && s.status !== 'interrupted' ? s.reward : null;
+    if (reward !== null) scored.push(reward);
     if (h.policyVersion !== null) {
       const p = policies.get(h.policyVersion) ?? { sessions: 0, rewards: [] };
       p.sessions++;
-      if (typeof s.reward === 'number' && s.status !== 'active' && s.status !== 'interrupted') p.rewards.push(s.reward);
+      if (reward !== null) p.rewards.push(reward);
       policies.set(h.policyVersion, p);
     }
   }
   out.breakRate = out.sessions ? round(out.sessionsWithBreaks / out.sessions) : null;
   out.maskedFraction = out.traces ? round(out.masked / out.traces) : null;
+  out.reward = { ...meanStderr(scored), scored: scored.length };
   out.byPolicy = [...policies.entries()].sort((a, b) => a[0] - b[0])
     .map(([version, p]) => ({ version, sessions: p.sessions, scored: p.rewards.length, ...meanStderr(p.rewards) }));
   return out;

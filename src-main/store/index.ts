@@ -8,6 +8,7 @@ import { ensurePrivateFolder } from './folder-lock.js';
 import { SettingsRepo } from './settings.js';
 import { CompletionsRepo } from './completions.js';
 import { migrate } from './migrations.js';
+import { BatchSlicesRepo } from './batch-slices.js';
 import { RescoresRepo } from './rescores.js';
 import { SessionsRepo } from './sessions.js';
 import { StoreWriter, type WriterOptions } from './writer.js';
@@ -48,6 +49,8 @@ export interface Store {
   readonly engines: EnginesRepo<{ id: string }>;
   /** Named values that survive restarts (the policy version). */
   readonly settings: SettingsRepo;
+  /** Parts of a batch (some tasks' sessions, verdicts without output) for live views. */
+  readonly slices: BatchSlicesRepo;
   /** Stored cross-engine re-scoring results (DESIGN §8). */
   readonly rescores: RescoresRepo;
   readonly writer: StoreWriter;
@@ -104,6 +107,7 @@ export function openStore(opts: OpenStoreOptions): Store {
   const runs = new SessionRunsRepo(db);
   const settings = new SettingsRepo(db);
   const rescores = new RescoresRepo(db);
+  const slices = new BatchSlicesRepo(db);
   const writer = new StoreWriter(db, sessions, completions, opts);
   completions.pending = writer;
 
@@ -117,6 +121,7 @@ export function openStore(opts: OpenStoreOptions): Store {
     engines,
     settings,
     rescores,
+    slices,
     runs,
     writer,
     close() {

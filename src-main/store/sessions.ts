@@ -43,15 +43,16 @@ export function hashKey(key: string): Buffer {
   return createHash('sha256').update(key, 'utf8').digest();
 }
 
-const SUMMARY_COLUMNS = `s.*,
+/** Session columns plus completion count and token totals (also read by batch-slices.ts). */
+export const SUMMARY_COLUMNS = `s.*,
   (SELECT COUNT(*) FROM completions c WHERE c.session_id = s.id) AS completion_count,
   (SELECT COALESCE(SUM(n_prompt), 0) FROM completions c WHERE c.session_id = s.id) AS prompt_tokens,
   (SELECT COALESCE(SUM(n_output), 0) FROM completions c WHERE c.session_id = s.id) AS output_tokens,
   (SELECT COUNT(*) FROM completions c WHERE c.session_id = s.id AND c.status = 'incomplete') AS incomplete_count`;
 
-type SummaryRow = SessionRow & { completion_count: number; prompt_tokens: number; output_tokens: number; incomplete_count: number };
+export type SummaryRow = SessionRow & { completion_count: number; prompt_tokens: number; output_tokens: number; incomplete_count: number };
 
-function rowToSummary(r: SummaryRow): SessionSummary {
+export function rowToSummary(r: SummaryRow): SessionSummary {
   return {
     ...rowToSession(r),
     completionCount: r.completion_count,

@@ -1,6 +1,14 @@
 // JSON client for the control API. Relative URLs only: the UI is served from the same origin.
 import type {
   BatchDetail,
+  BatchHealth,
+  RescoreTokens,
+  SessionHealth,
+  StoredRescore,
+  StoredRescoreTrace,
+  TaskResult,
+  Transcript,
+  Verdict,
   BatchesResponse,
   BatchSubmit,
   RuntimesInfo,
@@ -166,6 +174,19 @@ export const api = {
   submitBatch: (body: BatchSubmit) => postJson<{ id: string; runtime: string; warning?: string }>('/api/batches', body),
   runtimes: (signal?: AbortSignal) => getJson<RuntimesInfo>('/api/runtimes', signal),
   cancelBatch: (id: string) => postJson<unknown>(`/api/batches/${enc(id)}/cancel`, {}),
+
+  batchHealth: (id: string, signal?: AbortSignal) => getJson<BatchHealth>(`/api/batches/${enc(id)}/health`, signal),
+  /** The tasks the given sessions belong to, as in the batch detail (live patches). */
+  batchSamples: (id: string, sessionIds: string[], signal?: AbortSignal) =>
+    getJson<{ tasks: TaskResult[] }>(`/api/batches/${enc(id)}/samples${qs({ sessions: sessionIds.join(',') })}`, signal),
+  verdicts: (id: string, signal?: AbortSignal) => getJson<{ verdicts: Record<string, Verdict> }>(`/api/batches/${enc(id)}/verdicts`, signal),
+  sessionHealth: (ids: string[], signal?: AbortSignal) => getJson<{ sessions: SessionHealth[] }>(`/api/trace-health${qs({ sessions: ids.join(',') })}`, signal),
+  transcript: (id: string, signal?: AbortSignal) => getJson<Transcript>(`/api/sessions/${enc(id)}/transcript`, signal),
+  rescores: (q: { batch?: string; session?: string }, signal?: AbortSignal) => getJson<{ rescores: StoredRescore[] }>(`/api/rescores${qs(q)}`, signal),
+  storedRescore: (id: string, signal?: AbortSignal) => getJson<{ rescore: StoredRescore; traces: StoredRescoreTrace[] }>(`/api/rescores/${enc(id)}`, signal),
+  rescoreTokens: (id: string, q: { trace?: string; session?: string }, signal?: AbortSignal) =>
+    getJson<{ rescore: StoredRescore; traces: RescoreTokens[] }>(`/api/rescores/${enc(id)}/tokens${qs(q)}`, signal),
+  rescoreExportUrl: (id: string) => `/api/rescores/${enc(id)}/export`,
 
   rescore: (body: { batchId?: string; sessionId?: string; engine: string; builder?: BuilderName; bins?: number; progressId?: string }, signal?: AbortSignal) =>
     postJson<RescoreResponse>('/api/traces/rescore', body, signal),

@@ -41,6 +41,9 @@ function parse(data: string): Record<string, unknown> | null {
   }
 }
 
+/** Waits before opening a new EventSource after the browser gave up on one (server down or restarting). */
+const RETRY_MS = [1000, 2000, 5000, 10_000];
+
 export function connectEvents(
   onEvent: (e: ServerEvent) => void,
   onState: (s: ConnectionState) => void,
@@ -50,10 +53,40 @@ export function connectEvents(
     onState('closed');
     return { close() {} };
   }
-  const source = new EventSource(url);
-  onState('connecting');
-  source.onopen = () => onState('open');
-  source.onerror = () => onState(source.readyState === EventSource.CLOSED ? 'closed' : 'connecting');
+  let source: EventSource | null = null;
+  let closed = false;
+  let attempt = 0;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const open = () => {
+    if (closed) return;
+    const es = new EventSource(url);
+    source = es;
+    onState('connecting');
+    es.onopen = () => {
+      attempt = 0;
+      onState('open');
+    };
+    es.onerror = () => {
+      if (es.readyState !== EventSource.CLOSED) return onState('connecting');
+      // EventSource stops retrying after an HTTP error (e.g. a proxy's 502 while the server restarts):
+      // open a new one, with a growing wait, so views recover by themselves when the server is back.
+      onState('closed');
+      es.close();
+      timer = setTimeout(open, RETRY_MS[Math.min(attempt++, RETRY_MS.length - 1)]);
+    };
+    wire(es, onEvent);
+  };
+  open();
+  return {
+    close: () => {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      source?.close();
+    },
+  };
+}
+
+function wire(source: EventSource, onEvent: (e: ServerEvent) => void): void {
   const on = (name: string, fn: (d: Record<string, unknown>) => void) =>
     source.addEventListener(name, (m) => {
       const d = parse((m as MessageEvent<string>).data);
@@ -80,5 +113,4 @@ export function connectEvents(
       policyVersion: typeof d.policyVersion === 'number' ? d.policyVersion : undefined,
     });
   });
-  return { close: () => source.close() };
 }

@@ -180,6 +180,7 @@ export interface SampleResult {
 }
 
 export interface TaskResult {
+  usage?: UsageTotals;
   taskId: string;
   groupId: string;
   scored: number;
@@ -200,6 +201,8 @@ export interface BatchSummary {
   counts: BatchCounts;
   meanReward: number | null;
   passAtK: Record<string, number>;
+  /** Recorded engine calls and tokens, summed on the server. */
+  usage?: UsageTotals;
 }
 
 export interface BatchDetail extends BatchSummary {
@@ -262,6 +265,9 @@ export interface Trace {
   sampleIndex?: number | null;
   engine?: string | null;
   rewardSource?: string;
+  /** Custody: masked out of training, and why. */
+  masked?: boolean;
+  maskReason?: string | null;
 }
 
 export type BuilderName = 'prefix-merge' | 'per-request';
@@ -300,6 +306,8 @@ export interface RescoreTrace {
 }
 
 export interface RescoreResponse {
+  /** The kept result (GET /api/rescores/:id). */
+  id?: string;
   engine: string;
   engineKind?: string;
   builder: string;
@@ -334,3 +342,95 @@ export interface CreatedSession {
 export interface SessionsResponse { sessions: SessionSummary[]; total: number }
 export interface CompletionsResponse { completions: Completion[] }
 export interface BatchesResponse { batches: BatchSummary[] }
+
+// ---- workbench insights (src-main/api/insights.ts, rescores.ts) ----
+
+export interface UsageTotals { completions: number; promptTokens: number; outputTokens: number }
+
+export interface PolicyPoint { version: number; sessions: number; scored: number; mean: number | null; stderr: number | null }
+
+export interface BatchHealth {
+  batchId: string;
+  sessions: number;
+  traces: number;
+  breaks: number;
+  sessionsWithBreaks: number;
+  breakRate: number | null;
+  breakReasons: Record<string, number>;
+  masked: number;
+  maskedFraction: number | null;
+  maskedReasons: Record<string, number>;
+  byTask: Record<string, { traces: number; breaks: number; masked: number }>;
+  bySession: Record<string, { traces: number; breaks: number; masked: number }>;
+  byPolicy: PolicyPoint[];
+  reward?: { mean: number | null; stderr: number | null; scored: number };
+}
+
+export interface SessionHealth {
+  sessionId: string;
+  traces: number;
+  breaks: number;
+  breakReasons: Record<string, number>;
+  masked: number;
+  maskedReasons: Record<string, number>;
+  policyVersion: number | null;
+}
+
+export interface Verdict {
+  outcome: string | null;
+  exitCode: number | null;
+  evaluator: string | null;
+  reward: number | null;
+  output: string | null;
+  error: string | null;
+  finalAnswer: string | null;
+}
+
+export interface TranscriptMessage {
+  role: string;
+  content: string | Array<{ type: string; text?: string; [k: string]: unknown }> | null;
+  name?: string;
+  reasoning?: string | null;
+  tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+  tool_call_id?: string;
+}
+
+export interface Transcript {
+  conversations: Array<{ traceId: string; completionId: string; messages: TranscriptMessage[]; tools?: Array<{ function: { name: string; description?: string } }> }>;
+}
+
+export interface StoredRescore {
+  id: string;
+  createdAt: number;
+  engine: string;
+  engineKind: string | null;
+  sourceEngine: string | null;
+  builder: string;
+  batchId: string | null;
+  sessionId: string | null;
+  sessions: number;
+  traces: number;
+  overall: RescoreSummary & { histogram: HistogramBin[] };
+  errors: Array<{ traceId: string; message: string }>;
+}
+
+export interface StoredRescoreTrace {
+  traceId: string;
+  sessionId: string;
+  sourceEngine: string | null;
+  replica: string | null;
+  completionIds: string[];
+  tokens: number;
+  dropped: number;
+  summary: RescoreSummary | null;
+  error: string | null;
+}
+
+export interface RescoreTokens extends StoredRescoreTrace {
+  positions: number[];
+  tokenIds: number[];
+  pieces: string[];
+  sampled: number[];
+  rescored: number[];
+  deltas: number[];
+}

@@ -1,6 +1,7 @@
-// App header: name, live-connection indicator, theme toggle.
+// App header: name, the global state strip, live-connection indicator, theme toggle.
 import { useConnection } from '../store/live.js';
 import { useUi } from '../store/ui.js';
+import { StatusStrip } from './StatusStrip.js';
 
 const connLabel = { open: 'live', connecting: 'connecting…', closed: 'offline' } as const;
 
@@ -14,6 +15,7 @@ export function Header() {
         <img src="./favicon.svg" alt="" width={22} height={22} />
         <span>Rollgate</span>
       </a>
+      <StatusStrip />
       <span className="spacer" />
       <span className={`conn conn-${conn}`} title="Live updates from /api/events">
         <span className="dot" aria-hidden="true" /> {connLabel[conn]}

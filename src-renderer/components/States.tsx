@@ -1,5 +1,6 @@
 // Loading, error and empty placeholders with consistent look.
-import type { ReactNode } from 'react';
+import { useEffect, useRef, type ReactNode } from 'react';
+import { useConnection } from '../store/live.js';
 
 export function Loading({ label = 'Loading…' }: { label?: string }) {
   return (
@@ -10,7 +11,16 @@ export function Loading({ label = 'Loading…' }: { label?: string }) {
   );
 }
 
+/** With `onRetry`, the view retries by itself when the live connection to the server comes back. */
 export function ErrorState({ message, onRetry }: { message: string; onRetry?: () => void }) {
+  const conn = useConnection((s) => s.state);
+  const prev = useRef(conn);
+  const retry = useRef(onRetry);
+  retry.current = onRetry;
+  useEffect(() => {
+    if (conn === 'open' && prev.current !== 'open') retry.current?.();
+    prev.current = conn;
+  }, [conn]);
   return (
     <div className="state state-error" role="alert">
       <strong>Something went wrong.</strong>

@@ -82,9 +82,22 @@ export function useListKeys(count: number, onOpen?: (index: number) => void, ini
   const [index, setIndex] = useState(initial);
   const ref = useRef<HTMLDivElement & HTMLTableSectionElement>(null);
   const clamped = count === 0 ? -1 : Math.max(0, Math.min(count - 1, index));
+  const first = useRef(true);
   useEffect(() => {
-    const el = ref.current?.querySelector<HTMLElement>(`[data-index="${clamped}"]`);
-    el?.scrollIntoView?.({ block: 'nearest' });
+    // Scroll the list itself, never the page around it, and not on first render: a view must open at
+    // its top, not scrolled down to a table's first row.
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    const box = ref.current;
+    const el = box?.querySelector<HTMLElement>(`[data-index="${clamped}"]`);
+    if (!box || !el) return;
+    const head = box.querySelector('thead')?.getBoundingClientRect().height ?? 0;
+    const b = box.getBoundingClientRect();
+    const r = el.getBoundingClientRect();
+    if (r.top < b.top + head) box.scrollTop -= b.top + head - r.top;
+    else if (r.bottom > b.bottom) box.scrollTop += r.bottom - b.bottom;
   }, [clamped]);
   const onKeyDown = useCallback(
     (e: KeyboardEvent) => {

@@ -1,6 +1,8 @@
 // Chart helpers shared by the views: theme colours read from the CSS variables (so recharts' SVG
 // attributes follow the dark/light theme), a sized frame with a title, and a themed tooltip.
 import { useMemo, type ReactNode } from 'react';
+import { engineColorIndex } from '../lib/engineColor.js';
+import { useEngines } from '../store/engines.js';
 import { useUi } from '../store/ui.js';
 
 export interface ChartColors {
@@ -75,5 +77,30 @@ export function ChartCard({ title, subtitle, children, testId, actions }: { titl
       </header>
       <div className="chart-body">{children}</div>
     </section>
+  );
+}
+
+/** The colour of an engine, the same in every chart (see lib/engineColor.ts). */
+export function useEngineColor(): (engineId: string | null | undefined) => string {
+  const c = useChartColors();
+  const ids = useEngines((s) => s.data?.map((e) => e.id).join('\n') ?? '');
+  return useMemo(() => {
+    const known = ids ? ids.split('\n') : [];
+    return (id) => c.series[engineColorIndex(id, known, c.series.length)];
+  }, [c, ids]);
+}
+
+/** A legend of engine colours. */
+export function EngineLegend({ engines }: { engines: Array<string | null | undefined> }) {
+  const color = useEngineColor();
+  const ids = [...new Set(engines.map((e) => e ?? '?'))];
+  return (
+    <span className="legend-inline">
+      {ids.map((e) => (
+        <span key={e} className="legend-item" data-engine={e}>
+          <span className="swatch" style={{ background: color(e) }} /> {e}
+        </span>
+      ))}
+    </span>
   );
 }

@@ -43,3 +43,27 @@ export function formatPct(x: number | null | undefined): string {
 export function sameSpec(a: BatchSummary, b: BatchSummary): boolean {
   return a.spec?.dataset === b.spec?.dataset && a.spec?.harness === b.spec?.harness;
 }
+
+/**
+ * Default pair: a matching pair, newest first — same dataset and harness, different engines (ended
+ * batches first). With `a` given, its newest match. Falls back to the newest same-spec pair.
+ */
+export function defaultPair(list: BatchSummary[], a?: string): [string | undefined, string | undefined] {
+  const ended = list.filter((b) => b.status !== 'queued' && b.status !== 'running');
+  const pool = ended.length >= 2 ? ended : list;
+  const match = (A: BatchSummary) => pool.find((b) => b.id !== A.id && sameSpec(b, A) && b.spec.engine !== A.spec.engine);
+  if (a) {
+    const A = list.find((b) => b.id === a);
+    if (!A) return [a, undefined];
+    return [A.id, (match(A) ?? pool.find((b) => b.id !== A.id && sameSpec(b, A)))?.id];
+  }
+  for (const A of pool) {
+    const B = match(A);
+    if (B) return [A.id, B.id];
+  }
+  for (const A of pool) {
+    const B = pool.find((b) => b.id !== A.id && sameSpec(b, A));
+    if (B) return [A.id, B.id];
+  }
+  return [pool[0]?.id, undefined];
+}

@@ -29,14 +29,11 @@ function pad(n: number): string {
   return String(n).padStart(2, '0');
 }
 
-/** Local date-time, compact: today → "14:03:22", otherwise "2026-11-21 14:03". */
-export function formatTime(epochMs: number | null | undefined, now = Date.now()): string {
+/** Local date and time, always with the date (a screenshot or a log read tomorrow stays unambiguous): "2026-11-21 14:03:22". */
+export function formatTime(epochMs: number | null | undefined): string {
   if (!epochMs || !Number.isFinite(epochMs)) return '—';
   const d = new Date(epochMs);
-  const today = new Date(now);
-  const time = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-  if (d.toDateString() === today.toDateString()) return time;
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${time.slice(0, 5)}`;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
 export function formatLogprob(lp: number | undefined): string {

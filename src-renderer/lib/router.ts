@@ -1,7 +1,7 @@
 // Hash router. Works from any origin or file path, needs no server-side routes, and keeps back/forward
 // working in a browser and in Electron.
 //   #/                      dashboard          #/launch               launch a batch
-//   #/topology (#/engines)  topology           #/batches/<id>[/tasks/<taskId>]   batch / task detail
+//   #/topology (#/engines)  topology           #/batches/<id>[/tasks/<taskId>][?q=<filter>]   batch / task detail
 //   #/sessions              sessions list      #/sessions/<id>        session inspector
 //   #/compare?a=<id>&b=<id>[&task=<taskId>]    #/export[?batch=<id>]  #/manual[/<sessionId>]
 import { useSyncExternalStore } from 'react';
@@ -10,7 +10,7 @@ export type Route =
   | { view: 'dashboard' }
   | { view: 'topology' }
   | { view: 'launch' }
-  | { view: 'batch'; id: string; taskId?: string }
+  | { view: 'batch'; id: string; taskId?: string; q?: string }
   | { view: 'sessions' }
   | { view: 'session'; id: string }
   | { view: 'compare'; a?: string; b?: string; task?: string }
@@ -36,7 +36,7 @@ export function parseRoute(hash: string): Route {
     case 'launch':
       return { view: 'launch' };
     case 'batches':
-      if (parts[1]) return parts[2] === 'tasks' && parts[3] ? { view: 'batch', id: parts[1], taskId: parts[3] } : { view: 'batch', id: parts[1] };
+      if (parts[1]) return { view: 'batch', id: parts[1], ...(parts[2] === 'tasks' && parts[3] ? { taskId: parts[3] } : {}), ...(opt('q') ? { q: opt('q') } : {}) };
       return { view: 'dashboard' };
     case 'sessions':
       return parts[1] ? { view: 'session', id: parts[1] } : { view: 'sessions' };
@@ -66,7 +66,7 @@ export function routeHref(route: Route): string {
     case 'launch':
       return '#/launch';
     case 'batch':
-      return route.taskId ? `#/batches/${enc(route.id)}/tasks/${enc(route.taskId)}` : `#/batches/${enc(route.id)}`;
+      return withQuery(route.taskId ? `#/batches/${enc(route.id)}/tasks/${enc(route.taskId)}` : `#/batches/${enc(route.id)}`, { q: route.q });
     case 'sessions':
       return '#/sessions';
     case 'session':

@@ -1,36 +1,16 @@
-// Batches: the list (GET /api/batches), each opened batch's detail (GET /api/batches/:id), and per-batch
-// figures the batch API does not carry (sessions, completions, tokens from GET /api/sessions?batch=;
-// traces from GET /api/sessions/:id/traces, counted once the batch has ended). Live `batch` events
-// patch the list at once and schedule refetches.
+// Batches: the list (GET /api/batches), each opened batch's detail (GET /api/batches/:id) and its trace
+// health (GET /api/batches/:id/health, computed on the server: traces, breaks, masked traces, reward per
+// policy version). Live updates never refetch a whole running batch: `batch` events patch counts and mean
+// reward at once, and the sessions named by `session` / `completion` events are fetched as the tasks
+// they belong to (GET /api/batches/:id/samples?sessions=…) and patched into the open details.
 import { create } from 'zustand';
 import { api } from '../backend/client.js';
 import type { BatchEvent } from '../backend/events.js';
-import type { BatchDetail, BatchSummary, SessionSummary } from '../backend/types.js';
+import type { BatchDetail, BatchHealth, BatchSummary, TaskResult } from '../backend/types.js';
 import { emptyResource, errorText, isAbort, type Resource } from './resource.js';
 
-export const ACTIVE_STATUSES = new Set(['queued', 'running']);
+export const ACTIVE_STATUSES = new Set(['queued', 'running', 'cancelling']);
 export const isActive = (status: string | undefined) => !!status && ACTIVE_STATUSES.has(status);
-
-export interface Figures {
-  sessions: number;
-  completions: number;
-  tokens: number;
-  /** null until counted (only for ended batches). */
-  traces: number | null;
-}
-
-export interface BatchStats extends Figures {
-  /** The sessions list hit its page limit: figures are lower bounds. */
-  truncated: boolean;
-  byTask: Record<string, Figures>;
-  /** Mean session reward per policy version (from the traces' policy versions). */
-  byPolicy: Array<{ version: number; meanReward: number | null; sessions: number }>;
-  /** skipped: too many sessions to count automatically (the batch API has no trace count). */
-  tracesState: 'idle' | 'loading' | 'done' | 'error' | 'skipped';
-  tracesError: string | null;
-  error: string | null;
-  updatedAt: number;
-}
 
 export interface DetailEntry {
   data: BatchDetail | null;
@@ -39,122 +19,120 @@ export interface DetailEntry {
   error: string | null;
 }
 
+export interface HealthEntry {
+  data: BatchHealth | null;
+  loading: boolean;
+  error: string | null;
+  /** A missing route (older server): the view says so instead of retrying. */
+  missing: boolean;
+}
+
 interface BatchesState extends Resource<BatchSummary[]> {
   details: Record<string, DetailEntry>;
-  stats: Record<string, BatchStats>;
+  health: Record<string, HealthEntry>;
   /** Latest install / callback phase per batch, from events. */
   phases: Record<string, { phase: string; message?: string }>;
+  /** Live patches applied (for the UI's "updated" hint and the tests). */
+  patches: number;
   fetch(opts?: { quiet?: boolean }): Promise<void>;
   fetchDetail(id: string, opts?: { quiet?: boolean }): Promise<void>;
-  /**
-   * Sessions / completions / tokens of a batch, and (once it has ended) its traces, counted one
-   * session at a time: skipped for batches over `traceLimit` sessions (default 300) unless asked.
-   */
-  loadStats(id: string, opts?: { traces?: boolean; traceLimit?: number }): Promise<void>;
+  loadHealth(id: string, opts?: { force?: boolean }): Promise<void>;
+  /** Batch progress from events: coalesced, at most one update per EVENTS_MS per batch while it runs. */
   applyEvent(e: BatchEvent): void;
+  /** A session changed (started, got a turn, ended): patch the open running batches it belongs to. */
+  noteSession(id: string): void;
 }
 
 let listInflight: AbortController | null = null;
 const detailInflight = new Map<string, AbortController>();
-const statsInflight = new Map<string, Promise<void>>();
+const healthInflight = new Map<string, Promise<void>>();
 
-const emptyFigures = (): Figures => ({ sessions: 0, completions: 0, tokens: 0, traces: null });
+/** How long changed sessions are collected before one patch request (per open running batch). */
+const PATCH_MS = 1000;
+/** Trace health of a running batch is recomputed at most this often. */
+const HEALTH_MS = 3000;
+const MAX_IDS_PER_PATCH = 400;
+/** Progress events of a running batch (one per finished sample) are drawn at most this often. */
+const EVENTS_MS = 500;
 
-function aggregate(sessions: SessionSummary[]): Pick<BatchStats, 'sessions' | 'completions' | 'tokens' | 'byTask'> {
-  const byTask: Record<string, Figures> = {};
-  let completions = 0;
-  let tokens = 0;
-  for (const s of sessions) {
-    const t = (byTask[s.taskId ?? '—'] ??= emptyFigures());
-    t.sessions++;
-    t.completions += s.completionCount ?? 0;
-    t.tokens += s.totalTokens ?? 0;
-    completions += s.completionCount ?? 0;
-    tokens += s.totalTokens ?? 0;
-  }
-  return { sessions: sessions.length, completions, tokens, byTask };
-}
-
-/** Runs fn over items with at most `limit` in flight. */
-async function eachLimit<T>(items: T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++]);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+/** The detail with `tasks` replaced where the server sent a newer version (same objects elsewhere). */
+function patchTasks(d: BatchDetail, tasks: TaskResult[]): BatchDetail {
+  if (tasks.length === 0) return d;
+  const by = new Map(tasks.map((t) => [t.taskId, t]));
+  return { ...d, tasks: d.tasks.map((t) => by.get(t.taskId) ?? t) };
 }
 
 export const useBatches = create<BatchesState>((set, get) => {
   const timers = new Map<string, ReturnType<typeof setTimeout>>();
   const later = (key: string, ms: number, fn: () => void) => {
     if (timers.has(key)) return;
-    timers.set(
-      key,
-      setTimeout(() => {
-        timers.delete(key);
-        fn();
-      }, ms),
-    );
+    timers.set(key, setTimeout(() => {
+      timers.delete(key);
+      fn();
+    }, ms));
   };
+  const pending = new Set<string>();
+  const queued = new Map<string, BatchEvent>();
 
-  async function countTraces(id: string, sessions: SessionSummary[]) {
-    set((s) => ({ stats: { ...s.stats, [id]: { ...s.stats[id], tracesState: 'loading', tracesError: null } } }));
-    const perTask: Record<string, number> = {};
-    const policyOf = new Map<string, number>();
-    let total = 0;
-    try {
-      await eachLimit(sessions, 3, async (ses) => {
-        const { traces } = await api.traces(ses.id, 'prefix-merge');
-        total += traces.length;
-        const k = ses.taskId ?? '—';
-        perTask[k] = (perTask[k] ?? 0) + traces.length;
-        let v = -1;
-        for (const t of traces) for (const pv of t.policyVersions ?? []) v = Math.max(v, pv);
-        if (v >= 0) policyOf.set(ses.id, v);
-      });
-    } catch (err) {
-      set((s) => ({ stats: { ...s.stats, [id]: { ...s.stats[id], tracesState: 'error', tracesError: errorText(err) } } }));
-      return;
-    }
-    const groups = new Map<number, { sum: number; scored: number; sessions: number }>();
-    for (const ses of sessions) {
-      const v = policyOf.get(ses.id);
-      if (v === undefined) continue;
-      const g = groups.get(v) ?? { sum: 0, scored: 0, sessions: 0 };
-      g.sessions++;
-      if (typeof ses.reward === 'number') {
-        g.sum += ses.reward;
-        g.scored++;
+  async function flushSessions() {
+    const ids = [...pending].slice(0, MAX_IDS_PER_PATCH);
+    for (const id of ids) pending.delete(id);
+    if (pending.size > 0) later('sessions', PATCH_MS, () => void flushSessions());
+    const open = Object.entries(get().details).filter(([, d]) => d.data && isActive(d.data.status)).map(([id]) => id);
+    await Promise.all(open.map(async (batchId) => {
+      try {
+        const { tasks } = await api.batchSamples(batchId, ids);
+        if (tasks.length === 0) return;
+        set((s) => {
+          const cur = s.details[batchId];
+          if (!cur?.data) return {};
+          return { details: { ...s.details, [batchId]: { ...cur, data: patchTasks(cur.data, tasks) } }, patches: s.patches + 1 };
+        });
+      } catch {
+        // The next event (or the batch's end, which refetches the detail) brings it up to date.
       }
-      groups.set(v, g);
-    }
-    set((s) => {
-      const cur = s.stats[id];
-      const byTask = { ...cur.byTask };
-      for (const [k, f] of Object.entries(byTask)) byTask[k] = { ...f, traces: perTask[k] ?? 0 };
-      return {
-        stats: {
-          ...s.stats,
-          [id]: {
-            ...cur,
-            traces: total,
-            byTask,
-            byPolicy: [...groups.entries()]
-              .sort((a, b) => a[0] - b[0])
-              .map(([version, g]) => ({ version, sessions: g.sessions, meanReward: g.scored ? g.sum / g.scored : null })),
-            tracesState: 'done',
-            tracesError: null,
-          },
-        },
-      };
+    }));
+  }
+
+  function apply(e: BatchEvent) {
+    const s = get();
+    const known = s.data?.some((b) => b.id === e.id);
+    if (e.phase) set({ phases: { ...s.phases, [e.id]: { phase: e.phase, message: e.message } } });
+    const counts = (c: BatchSummary['counts']) => e.total === undefined ? c : {
+      total: e.total ?? c.total,
+      done: e.done ?? c.done,
+      running: e.running ?? c.running,
+      queued: e.queued ?? c.queued,
+      finished: e.finished ?? c.finished,
+      failed: e.failed ?? c.failed,
+      interrupted: e.interrupted ?? c.interrupted,
+    };
+    const patch = <T extends BatchSummary>(b: T): T => ({
+      ...b,
+      status: e.status || b.status,
+      meanReward: e.meanReward !== undefined ? e.meanReward : b.meanReward,
+      counts: counts(b.counts),
     });
+    if (known) set({ data: s.data!.map((b) => (b.id === e.id ? patch(b) : b)) });
+    const detail = s.details[e.id]?.data;
+    if (detail) set((st) => ({ details: { ...st.details, [e.id]: { ...st.details[e.id], data: patch(detail) } } }));
+    // A new batch: the list learns of it. An ended one: its final detail and health, once.
+    if (!known) later('list', 150, () => void get().fetch({ quiet: true }));
+    if (!isActive(e.status) && e.status) {
+      later('list', 600, () => void get().fetch({ quiet: true }));
+      if (get().details[e.id]) later(`detail:${e.id}`, 200, () => void get().fetchDetail(e.id, { quiet: true }));
+      if (get().health[e.id]) later(`health:${e.id}`, 300, () => void get().loadHealth(e.id, { force: true }));
+    } else if (get().health[e.id]) {
+      later(`health:${e.id}`, HEALTH_MS, () => void get().loadHealth(e.id, { force: true }));
+    }
   }
 
   return {
     ...emptyResource<BatchSummary[]>(),
     details: {},
-    stats: {},
+    health: {},
     phases: {},
+    patches: 0,
 
     async fetch({ quiet = false } = {}) {
       listInflight?.abort();
@@ -190,7 +168,7 @@ export const useBatches = create<BatchesState>((set, get) => {
         set((s) => ({
           details: { ...s.details, [id]: { data, loading: false, refreshing: false, error: null } },
           // Keep the list row in step with the detail.
-          data: s.data?.map((b) => (b.id === id ? { ...b, status: data.status, counts: data.counts, meanReward: data.meanReward, passAtK: data.passAtK, finishedAt: data.finishedAt, error: data.error } : b)) ?? s.data,
+          data: s.data?.map((b) => (b.id === id ? { ...b, status: data.status, counts: data.counts, meanReward: data.meanReward, passAtK: data.passAtK, finishedAt: data.finishedAt, error: data.error, usage: data.usage } : b)) ?? s.data,
         }));
       } catch (err) {
         if (isAbort(err)) return;
@@ -200,87 +178,54 @@ export const useBatches = create<BatchesState>((set, get) => {
       }
     },
 
-    async loadStats(id, { traces = true, traceLimit = 300 } = {}) {
-      const running = statsInflight.get(id);
+    async loadHealth(id, { force = false } = {}) {
+      const running = healthInflight.get(id);
       if (running) return running;
+      const cur = get().health[id];
+      const status = get().data?.find((b) => b.id === id)?.status ?? get().details[id]?.data?.status;
+      // An ended batch's health does not change: fetched once.
+      if (!force && cur?.data && !isActive(status) && cur.data.sessions > 0) return;
+      if (cur?.missing) return;
       const job = (async () => {
+        set((s) => ({ health: { ...s.health, [id]: { data: s.health[id]?.data ?? null, loading: true, error: null, missing: false } } }));
         try {
-          const { sessions } = await api.sessions(undefined, { batch: id });
-          const agg = aggregate(sessions ?? []);
-          const prev = get().stats[id];
-          const ended = !isActive(get().data?.find((b) => b.id === id)?.status ?? get().details[id]?.data?.status);
-          // Trace counts stay valid once the batch has ended and the session count has not moved.
-          const keepTraces = prev?.tracesState === 'done' && prev.sessions === agg.sessions && ended;
-          const byTask = keepTraces
-            ? Object.fromEntries(Object.entries(agg.byTask).map(([k, f]) => [k, { ...f, traces: prev.byTask[k]?.traces ?? null }]))
-            : agg.byTask;
-          set((s) => ({
-            stats: {
-              ...s.stats,
-              [id]: {
-                ...agg,
-                byTask,
-                truncated: (sessions?.length ?? 0) >= 1000,
-                traces: keepTraces ? prev.traces : null,
-                byPolicy: keepTraces ? prev.byPolicy : [],
-                tracesState: keepTraces ? 'done' : prev?.tracesState === 'loading' ? 'loading' : 'idle',
-                tracesError: null,
-                error: null,
-                updatedAt: Date.now(),
-              },
-            },
-          }));
-          const many = (sessions?.length ?? 0) > traceLimit;
-          if (traces && ended && !keepTraces && many) {
-            set((s) => ({ stats: { ...s.stats, [id]: { ...s.stats[id], tracesState: 'skipped' } } }));
-          } else if (traces && ended && !keepTraces && get().stats[id].tracesState !== 'loading') await countTraces(id, sessions ?? []);
+          const data = await api.batchHealth(id);
+          set((s) => ({ health: { ...s.health, [id]: { data, loading: false, error: null, missing: false } } }));
         } catch (err) {
-          set((s) => ({
-            stats: {
-              ...s.stats,
-              [id]: {
-                ...(s.stats[id] ?? { ...emptyFigures(), truncated: false, byTask: {}, byPolicy: [], tracesState: 'idle', tracesError: null, updatedAt: Date.now() }),
-                error: errorText(err),
-              },
-            },
-          }));
+          const missing = (err as { missingRoute?: boolean }).missingRoute === true;
+          set((s) => ({ health: { ...s.health, [id]: { data: s.health[id]?.data ?? null, loading: false, error: errorText(err), missing } } }));
         } finally {
-          statsInflight.delete(id);
+          healthInflight.delete(id);
         }
       })();
-      statsInflight.set(id, job);
+      healthInflight.set(id, job);
       return job;
     },
 
     applyEvent(e) {
-      const s = get();
-      const known = s.data?.some((b) => b.id === e.id);
-      if (e.phase) set({ phases: { ...s.phases, [e.id]: { phase: e.phase, message: e.message } } });
-      if (known) {
-        set({
-          data: s.data!.map((b) =>
-            b.id === e.id
-              ? {
-                  ...b,
-                  status: e.status || b.status,
-                  meanReward: e.meanReward !== undefined ? e.meanReward : b.meanReward,
-                  counts: e.total === undefined ? b.counts : {
-                    total: e.total ?? b.counts.total,
-                    done: e.done ?? b.counts.done,
-                    running: e.running ?? b.counts.running,
-                    queued: e.queued ?? b.counts.queued,
-                    finished: e.finished ?? b.counts.finished,
-                    failed: e.failed ?? b.counts.failed,
-                    interrupted: e.interrupted ?? b.counts.interrupted,
-                  },
-                }
-              : b,
-          ),
-        });
-      }
-      later('list', known ? 600 : 150, () => void get().fetch({ quiet: true }));
-      if (get().details[e.id]) later(`detail:${e.id}`, 500, () => void get().fetchDetail(e.id, { quiet: true }));
-      if (get().stats[e.id]) later(`stats:${e.id}`, isActive(e.status) ? 1500 : 300, () => void get().loadStats(e.id));
+      // The latest counts win; a phase or an end is never dropped.
+      const prev = queued.get(e.id);
+      queued.set(e.id, prev ? { ...prev, ...Object.fromEntries(Object.entries(e).filter(([, v]) => v !== undefined)), phase: e.phase ?? prev.phase, message: e.phase ? e.message : prev.message } as BatchEvent : e);
+      const flush = () => {
+        const ev = queued.get(e.id);
+        queued.delete(e.id);
+        if (ev) apply(ev);
+      };
+      if (!isActive(e.status) && e.status) {
+        const t = timers.get(`events:${e.id}`);
+        if (t) clearTimeout(t);
+        timers.delete(`events:${e.id}`);
+        flush();
+      } else later(`events:${e.id}`, EVENTS_MS, flush);
+    },
+
+    noteSession(id) {
+      const anyOpen = Object.values(get().details).some((d) => d.data && isActive(d.data.status));
+      if (!anyOpen) return;
+      pending.add(id);
+      later('sessions', PATCH_MS, () => void flushSessions());
     },
   };
+
+
 });

@@ -30,8 +30,9 @@ function debounce(fn: () => void, ms: number): () => void {
 }
 
 export function startLiveUpdates(): () => void {
+  // Only while the sessions list is on screen: a 512-sample batch must not refetch it hundreds of times.
   const refreshSessions = debounce(() => {
-    if (useSessions.getState().data !== null) void useSessions.getState().fetch({ quiet: true });
+    if (useSessions.getState().data !== null && useSessions.getState().watching > 0) void useSessions.getState().fetch({ quiet: true });
   }, 400);
   const refreshDetail = debounce(() => void useSessionDetail.getState().refresh(), 400);
   const refreshEngines = debounce(() => void useEngines.getState().fetch(), 250);
@@ -46,6 +47,7 @@ export function startLiveUpdates(): () => void {
       else if (e.type === 'rescore') {
         // progress for the view that asked for it (onServerEvent); nothing to refetch
       } else {
+        useBatches.getState().noteSession(e.type === 'session' ? e.id : e.sessionId);
         refreshSessions();
         const openId = useSessionDetail.getState().id;
         if (openId && (e.type === 'session' ? e.id === openId : e.sessionId === openId)) refreshDetail();
@@ -54,12 +56,15 @@ export function startLiveUpdates(): () => void {
     },
     (state) => {
       useConnection.setState({ state });
-      // After a reconnect, catch up on whatever was missed while disconnected.
+      // After a reconnect, catch up on whatever was missed while disconnected (views in an error
+      // state retry by themselves too: components/States.tsx).
       if (state === 'open' && wasOpen) {
         refreshSessions();
         refreshDetail();
         refreshEngines();
         refreshBatches();
+        const b = useBatches.getState();
+        for (const [id, d] of Object.entries(b.details)) if (d.data || d.error) void b.fetchDetail(id, { quiet: true });
       }
       if (state === 'open') wasOpen = true;
     },

@@ -9,6 +9,9 @@ interface SessionsState extends Resource<SessionSummary[]> {
   total: number | null;
   /** How many of the newest sessions the list keeps loaded; live refreshes reload that many. */
   wanted: number;
+  /** Sessions views on screen: live events refetch the list only while one is. */
+  watching: number;
+  watch(): () => void;
   /** Keyboard/mouse selection in the list, kept across navigation. */
   selectedId: string | null;
   select(id: string | null): void;
@@ -25,6 +28,11 @@ export const useSessions = create<SessionsState>((set, get) => ({
   total: null,
   wanted: SESSIONS_PAGE,
   selectedId: null,
+  watching: 0,
+  watch() {
+    set({ watching: get().watching + 1 });
+    return () => set({ watching: Math.max(0, get().watching - 1) });
+  },
   select(selectedId) {
     set({ selectedId });
   },

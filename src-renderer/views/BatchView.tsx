@@ -1,7 +1,9 @@
-// Batch / task detail: progress, figures, reward distribution per task, mean reward per batch (same
-// dataset + harness) or per policy version, pass@k, and the sessions (samples). With a task selected
-// (#/batches/<id>/tasks/<taskId>) the charts and the session list narrow to that task.
-import { useEffect, useMemo, useState } from 'react';
+// Batch / task detail: progress (live, from events: only the changed sessions are fetched), figures and
+// trace health computed on the server, reward distribution per task, mean reward over time or policy
+// version with error bars, pass@k, and the sessions (samples): sortable, filterable (`reward:0`,
+// `status:failed`, `breaks:>0`), each with its evaluator's verdict and output inline. With a task
+// selected (#/batches/<id>/tasks/<taskId>) the charts and the session list narrow to that task.
+import { memo, useDeferredValue, useEffect, useMemo, useRef, useState } from 'react';
 import {
   Bar,
   BarChart,
@@ -16,20 +18,29 @@ import {
   YAxis,
 } from 'recharts';
 import { api } from '../backend/client.js';
-import type { BatchDetail, SampleResult } from '../backend/types.js';
+import type { BatchDetail, SampleResult, Verdict } from '../backend/types.js';
 import { StatusBadge } from '../components/Badges.js';
 import { axisProps, ChartCard, tooltipProps, useChartColors } from '../components/charts.js';
 import { EngineLabel } from '../components/EngineLabel.js';
 import { Empty, ErrorState, Loading } from '../components/States.js';
+import { SortTh, TableFilter, useTable } from '../components/TableControls.js';
 import { ProgressBar, StatTile, useListKeys } from '../components/Widgets.js';
-import { batchName, formatPct, sameSpec, taskStatus, topPassAtK } from '../lib/batch.js';
-import { formatInt, formatMs, formatReward, formatTime, shortId } from '../lib/format.js';
+import { batchName, formatPct, taskStatus, topPassAtK } from '../lib/batch.js';
+import { formatInt, formatMs, formatReward, formatTime } from '../lib/format.js';
 import { navigate, routeHref } from '../lib/router.js';
 import { bucketColor, rewardDistribution } from '../lib/rewards.js';
+import type { Column } from '../lib/tableQuery.js';
 import { isActive, useBatches } from '../store/batches.js';
+import { useEngines } from '../store/engines.js';
 import { errorText } from '../store/resource.js';
+import { MeanRewardChart } from './MeanRewardChart.js';
+import { TraceHealthCard } from './TraceHealthCard.js';
 
-function DistributionChart({ batch, taskId }: { batch: BatchDetail; taskId?: string }) {
+// Charts redraw only when what they show changes (not on every progress event of a running batch).
+const sameTasks = (p: { batch: BatchDetail; taskId?: string }, n: { batch: BatchDetail; taskId?: string }) =>
+  p.batch.id === n.batch.id && p.batch.tasks === n.batch.tasks && p.batch.passAtK === n.batch.passAtK && p.taskId === n.taskId;
+
+const DistributionChart = memo(function DistributionChart({ batch, taskId }: { batch: BatchDetail; taskId?: string }) {
   const c = useChartColors();
   const { buckets, rows } = useMemo(() => rewardDistribution(batch.tasks), [batch.tasks]);
   if (buckets.length === 0) {
@@ -70,79 +81,9 @@ function DistributionChart({ batch, taskId }: { batch: BatchDetail; taskId?: str
       </ResponsiveContainer>
     </ChartCard>
   );
-}
+}, sameTasks);
 
-function MeanRewardChart({ batch }: { batch: BatchDetail }) {
-  const c = useChartColors();
-  const [by, setBy] = useState<'batch' | 'policy'>('batch');
-  const list = useBatches((s) => s.data);
-  const stats = useBatches((s) => s.stats[batch.id]);
-  const peers = useMemo(
-    () =>
-      (list ?? [])
-        .filter((b) => b.id === batch.id || sameSpec(b, batch))
-        .slice(0, 16)
-        .reverse()
-        .map((b) => ({ id: b.id, name: shortId(b.id.replace(/^bat_/, ''), 6), engine: b.spec.engine ?? '?', reward: b.meanReward ?? 0, current: b.id === batch.id })),
-    [list, batch],
-  );
-  const policy = (stats?.byPolicy ?? []).map((p) => ({ name: `v${p.version}`, reward: p.meanReward ?? 0, sessions: p.sessions }));
-  const toggle = (
-    <div className="seg" role="group" aria-label="Mean reward by">
-      <button type="button" className={by === 'batch' ? 'on' : ''} aria-pressed={by === 'batch'} onClick={() => setBy('batch')}>
-        per batch
-      </button>
-      <button type="button" className={by === 'policy' ? 'on' : ''} aria-pressed={by === 'policy'} onClick={() => setBy('policy')}>
-        per policy version
-      </button>
-    </div>
-  );
-  let chart;
-  if (by === 'batch') {
-    chart = (
-      <ResponsiveContainer width="100%" height={240}>
-        <BarChart data={peers} margin={{ top: 8, right: 8, bottom: 4, left: -16 }}>
-          <CartesianGrid stroke={c.grid} strokeDasharray="3 3" vertical={false} />
-          <XAxis dataKey="name" {...axisProps(c)} interval={0} fontSize={10} />
-          <YAxis domain={[0, 1]} {...axisProps(c)} />
-          <Tooltip {...tooltipProps(c)} formatter={(v) => [formatReward(Number(v)), 'mean reward']} labelFormatter={(_l, p) => (p?.[0]?.payload ? `${p[0].payload.id} · ${p[0].payload.engine}` : '')} />
-          <Bar dataKey="reward" isAnimationActive={false} cursor="pointer" onClick={(d) => navigate({ view: 'batch', id: (d as unknown as { id: string }).id })}>
-            {peers.map((p) => (
-              <Cell key={p.id} fill={p.current ? c.accent : c.muted} fillOpacity={p.current ? 0.95 : 0.55} />
-            ))}
-          </Bar>
-        </BarChart>
-      </ResponsiveContainer>
-    );
-  } else if (stats?.tracesState === 'loading' || (!stats && isActive(batch.status))) {
-    chart = <Loading label="Reading policy versions from the traces…" />;
-  } else if (isActive(batch.status)) {
-    chart = <Empty title="Available when the batch has ended">Policy versions are read from the finished traces.</Empty>;
-  } else if (stats?.tracesState === 'error') {
-    chart = <ErrorState message={stats.tracesError ?? 'failed'} />;
-  } else if (policy.length === 0) {
-    chart = <Empty title="No policy versions recorded" />;
-  } else {
-    chart = (
-      <ResponsiveContainer width="100%" height={240}>
-        <BarChart data={policy} margin={{ top: 8, right: 8, bottom: 4, left: -16 }}>
-          <CartesianGrid stroke={c.grid} strokeDasharray="3 3" vertical={false} />
-          <XAxis dataKey="name" {...axisProps(c)} />
-          <YAxis domain={[0, 1]} {...axisProps(c)} />
-          <Tooltip {...tooltipProps(c)} formatter={(v, _n, p) => [`${formatReward(Number(v))} (${(p.payload as { sessions: number }).sessions} sessions)`, 'mean reward']} />
-          <Bar dataKey="reward" fill={c.accent} isAnimationActive={false} />
-        </BarChart>
-      </ResponsiveContainer>
-    );
-  }
-  return (
-    <ChartCard title="Mean reward" subtitle={by === 'batch' ? 'batches with the same dataset and harness' : 'sessions grouped by policy version'} actions={toggle} testId="chart-mean-reward">
-      {chart}
-    </ChartCard>
-  );
-}
-
-function PassAtKChart({ batch, taskId }: { batch: BatchDetail; taskId?: string }) {
+const PassAtKChart = memo(function PassAtKChart({ batch, taskId }: { batch: BatchDetail; taskId?: string }) {
   const c = useChartColors();
   const task = taskId ? batch.tasks.find((t) => t.taskId === taskId) : undefined;
   const ks = [...new Set([...Object.keys(batch.passAtK ?? {}), ...Object.keys(task?.passAtK ?? {})].map(Number))].sort((a, b) => a - b);
@@ -166,82 +107,183 @@ function PassAtKChart({ batch, taskId }: { batch: BatchDetail; taskId?: string }
       )}
     </ChartCard>
   );
+}, sameTasks);
+
+interface Row extends SampleResult {
+  taskId: string;
+  verdict: Verdict | null;
+  breaks: number | null;
+  masked: number | null;
 }
 
-interface Row extends SampleResult { taskId: string }
+const SESSION_COLUMNS: Column<Row>[] = [
+  { key: 'session', label: 'Session', value: (r) => r.sessionId },
+  { key: 'task', label: 'Task', value: (r) => r.taskId },
+  { key: 'sample', label: 'Sample', num: true, value: (r) => r.sampleIndex + 1 },
+  { key: 'status', label: 'Status', value: (r) => r.status },
+  { key: 'reward', label: 'Reward', num: true, value: (r) => r.reward },
+  { key: 'verdict', label: 'Evaluator verdict', value: (r) => verdictText(r) },
+  { key: 'turns', label: 'Turns', num: true, value: (r) => r.completionCount },
+  { key: 'breaks', label: 'Breaks', num: true, value: (r) => r.breaks },
+  { key: 'masked', label: 'Masked', num: true, value: (r) => r.masked },
+  { key: 'duration', label: 'Duration', num: true, value: (r) => r.durationMs },
+];
 
-function SessionsTable({ rows }: { rows: Row[] }) {
-  const open = (i: number) => rows[i] && navigate({ view: 'session', id: rows[i].sessionId });
-  const keys = useListKeys(rows.length, open);
+/** One line saying what the evaluator decided and why; "ok" only ever describes the agent's exit. */
+function verdictText(r: Row): string {
+  const v = r.verdict;
+  if (r.status === 'active') return 'running';
+  const pass = r.reward === null ? 'unscored' : r.reward >= 1 ? 'pass' : r.reward <= 0 ? 'fail' : 'partial';
+  const parts = [v?.evaluator ? `${v.evaluator}: ${pass}` : pass];
+  if (v?.error ?? r.error) parts.push(String(v?.error ?? r.error));
+  else if (v?.output) parts.push(v.output);
+  if (r.outcome && r.outcome !== 'ok') parts.push(`agent ${r.outcome}`);
+  return parts.join(' · ');
+}
+
+const SessionRow = memo(function SessionRow({ r, i, active, onSelect }: { r: Row; i: number; active: boolean; onSelect: (i: number) => void }) {
+  const v = r.verdict;
+  const fail = r.reward !== null && r.reward <= 0;
+  return (
+    <tr data-index={i} data-session-id={r.sessionId} className={active ? 'active' : ''} onClick={() => onSelect(i)} onDoubleClick={() => navigate({ view: 'session', id: r.sessionId })}>
+      <td className="mono">
+        <a href={routeHref({ view: 'session', id: r.sessionId })}>{r.sessionId}</a>
+      </td>
+      <td className="mono">{r.taskId}</td>
+      <td className="num">{r.sampleIndex + 1}</td>
+      <td>
+        <StatusBadge status={r.status} />
+      </td>
+      <td className={`num ${fail ? 'neg' : ''}`}>{formatReward(r.reward)}</td>
+      <td className={`verdict-cell ${fail || r.status === 'failed' ? 'verdict-fail' : ''}`} data-cell="verdict" title={[v?.output, v?.finalAnswer ? `final answer: ${v.finalAnswer}` : null].filter(Boolean).join('\n') || undefined}>
+        {verdictText(r)}
+      </td>
+      <td className="num">{formatInt(r.completionCount)}</td>
+      <td className="num">{r.breaks === null ? '…' : r.breaks > 0 ? <span className="warn-text">{r.breaks}</span> : 0}</td>
+      <td className="num">{r.masked === null ? '…' : r.masked > 0 ? <span className="warn-text">{r.masked}</span> : 0}</td>
+      <td className="num">{formatMs(r.durationMs)}</td>
+    </tr>
+  );
+});
+
+function SessionsTable({ rows, query, onQuery }: { rows: Row[]; query: string; onQuery: (q: string) => void }) {
+  const table = useTable(rows, SESSION_COLUMNS, { query });
+  // The filter is part of the URL (links such as "sessions with breaks" open it set).
+  useEffect(() => {
+    if (table.query !== query) table.setQuery(query);
+  }, [query]);
+  const setQuery = (q: string) => {
+    table.setQuery(q);
+    onQuery(q);
+  };
+  const open = (i: number) => table.rows[i] && navigate({ view: 'session', id: table.rows[i].sessionId });
+  const keys = useListKeys(table.rows.length, open);
   if (rows.length === 0) return <Empty title="No sessions yet">Sessions appear as samples start.</Empty>;
   return (
-    <div className="table-wrap table-scroll" ref={keys.ref} tabIndex={0} onKeyDown={keys.onKeyDown} aria-label="Sessions; arrow keys and Enter to open" data-testid="batch-sessions">
-      <table className="table">
-        <thead>
-          <tr>
-            <th>Session</th>
-            <th>Task</th>
-            <th className="num">Sample</th>
-            <th>Status</th>
-            <th className="num">Reward</th>
-            <th>Outcome</th>
-            <th className="num">Turns</th>
-            <th className="num">Duration</th>
-            <th>Error</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((r, i) => (
-            <tr key={r.sessionId} data-index={i} data-session-id={r.sessionId} className={i === keys.index ? 'active' : ''} onClick={() => keys.setIndex(i)} onDoubleClick={() => open(i)}>
-              <td className="mono">
-                <a href={routeHref({ view: 'session', id: r.sessionId })}>{r.sessionId}</a>
-              </td>
-              <td className="mono">{r.taskId}</td>
-              <td className="num">{r.sampleIndex}</td>
-              <td>
-                <StatusBadge status={r.status} />
-              </td>
-              <td className="num">{formatReward(r.reward)}</td>
-              <td>{r.outcome ?? '—'}</td>
-              <td className="num">{formatInt(r.completionCount)}</td>
-              <td className="num">{formatMs(r.durationMs)}</td>
-              <td className="ellipsis err-cell" title={r.error ?? ''}>
-                {r.error ?? ''}
-              </td>
+    <>
+      <TableFilter table={{ ...table, setQuery }} columns={SESSION_COLUMNS} presets={['reward:0', 'status:failed', 'breaks:>0']} label="Filter sessions" total={rows.length} />
+      <div className="table-wrap table-scroll table-tall" ref={keys.ref} tabIndex={0} onKeyDown={keys.onKeyDown} aria-label="Sessions; arrow keys and Enter to open" data-testid="batch-sessions">
+        <table className="table">
+          <thead>
+            <tr>
+              {SESSION_COLUMNS.map((c) => <SortTh key={c.key} col={c} table={table} />)}
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {table.rows.map((r, i) => (
+              <SessionRow key={r.sessionId} r={r} i={i} active={i === keys.index} onSelect={keys.setIndex} />
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
+
+/** The evaluator verdicts of a batch: fetched when it has ended, and every few seconds while it runs. */
+function useVerdicts(id: string, status: string | undefined, done: number) {
+  const [verdicts, setVerdicts] = useState<Record<string, Verdict>>({});
+  const bucket = isActive(status) ? Math.floor(done / 16) : -1;
+  useEffect(() => {
+    const ctrl = new AbortController();
+    const t = setTimeout(() => {
+      api.verdicts(id, ctrl.signal).then(
+        // Unchanged verdicts keep their objects: their rows are not drawn again.
+        (r) => setVerdicts((old) => {
+          const next: Record<string, Verdict> = {};
+          for (const [k, v] of Object.entries(r.verdicts)) next[k] = old[k] && JSON.stringify(old[k]) === JSON.stringify(v) ? old[k] : v;
+          return next;
+        }),
+        () => undefined,
+      );
+    }, isActive(status) ? 1500 : 0);
+    return () => {
+      clearTimeout(t);
+      ctrl.abort();
+    };
+  }, [id, bucket, isActive(status)]);
+  return verdicts;
+}
+
+/** A running batch whose engine calls are held by a pause says so instead of looking stuck. */
+function PauseBanner({ engine }: { engine: string | undefined }) {
+  const pause = useEngines((s) => s.pause);
+  const engines = useEngines((s) => s.data);
+  const e = engines?.find((x) => x.id === engine);
+  if (!pause?.mode && !e?.paused) return null;
+  return (
+    <div className="banner banner-warn" role="status" data-testid="held-by-pause">
+      Held by a pause{pause?.mode ? ` (${pause.mode})` : ''}{pause?.since ? ` since ${formatTime(pause.since)}` : ''}: {formatInt(e?.queued ?? pause?.queued ?? 0)} engine call(s) queued.
+      Samples continue when the engines are resumed (<a href={routeHref({ view: 'topology' })}>Topology</a>).
     </div>
   );
 }
 
-export function BatchView({ id, taskId }: { id: string; taskId?: string }) {
+export function BatchView({ id, taskId, q }: { id: string; taskId?: string; q?: string }) {
   const entry = useBatches((s) => s.details[id]);
-  const stats = useBatches((s) => s.stats[id]);
+  const health = useBatches((s) => s.health[id]);
   const phase = useBatches((s) => s.phases[id]);
-  const { fetchDetail, loadStats, fetch: fetchList, data: list } = useBatches();
+  const { fetchDetail, loadHealth, fetch: fetchList, data: list } = useBatches();
   const [cancelError, setCancelError] = useState<string | null>(null);
   const [cancelling, setCancelling] = useState(false);
 
   useEffect(() => {
     void fetchDetail(id, { quiet: !!entry?.data });
-    void loadStats(id, { traceLimit: 5000 });
+    void loadHealth(id, { force: true });
     if (!list) void fetchList({ quiet: true });
   }, [id]);
-  const status = entry?.data?.status;
-  useEffect(() => {
-    // When the batch ends, count its traces (the stats were loaded while it ran).
-    if (status && !isActive(status)) void loadStats(id, { traceLimit: 5000 });
-  }, [status]);
 
-  const batch = entry?.data ?? null;
+  // Live patches are drawn as an interruptible (deferred) render: with 512 rows and three charts the
+  // main thread keeps answering input between slices instead of blocking for one long task.
+  const batch = useDeferredValue(entry?.data ?? null);
+  const verdicts = useVerdicts(id, batch?.status, batch?.counts.done ?? 0);
+  const bySession = useDeferredValue(health?.data?.bySession);
+  // Row objects stay the same while their sample, verdict and figures do, so a live patch re-renders
+  // only the rows of the sessions that changed (512-sample batches stay smooth).
+  const cache = useRef(new Map<string, Row>());
   const rows: Row[] = useMemo(() => {
     if (!batch) return [];
     const out: Row[] = [];
-    for (const t of batch.tasks) if (!taskId || t.taskId === taskId) for (const s of t.samples) out.push({ ...s, taskId: t.taskId });
+    const next = new Map<string, Row>();
+    for (const t of batch.tasks) {
+      if (taskId && t.taskId !== taskId) continue;
+      for (const s of t.samples) {
+        const h = bySession?.[s.sessionId];
+        const verdict = verdicts[s.sessionId] ?? null;
+        const breaks = h?.breaks ?? null;
+        const masked = h?.masked ?? null;
+        const prev = cache.current.get(s.sessionId);
+        const row = prev && prev.sampleIndex === s.sampleIndex && prev.status === s.status && prev.reward === s.reward && prev.completionCount === s.completionCount
+          && prev.durationMs === s.durationMs && prev.error === s.error && prev.outcome === s.outcome && prev.verdict === verdict && prev.breaks === breaks && prev.masked === masked
+          ? prev
+          : { ...s, taskId: t.taskId, verdict, breaks, masked };
+        next.set(s.sessionId, row);
+        out.push(row);
+      }
+    }
+    cache.current = next;
     return out;
-  }, [batch, taskId]);
+  }, [batch?.tasks, taskId, verdicts, bySession]);
 
   if (entry?.loading && !batch) return <div className="view"><Loading label="Loading batch…" /></div>;
   if (!batch)
@@ -269,9 +311,10 @@ export function BatchView({ id, taskId }: { id: string; taskId?: string }) {
       setCancelling(false);
     }
   };
-  const pre = stats?.truncated ? '≥' : '';
-  const fig = (v: number | null | undefined) => (v === null || v === undefined ? '…' : pre + formatInt(v));
-  const taskFig = task ? stats?.byTask[task.taskId] : undefined;
+  const h = health?.data;
+  const usage = task ? task.usage : batch.usage;
+  const sessions = task ? task.samples.length : batch.tasks.reduce((k, t) => k + t.samples.length, 0);
+  const th = task ? h?.byTask[task.taskId] : h;
 
   return (
     <div className="view" data-batch-id={batch.id}>
@@ -301,6 +344,7 @@ export function BatchView({ id, taskId }: { id: string; taskId?: string }) {
           Export…
         </a>
       </div>
+      {isActive(batch.status) && <PauseBanner engine={batch.spec.engine} />}
       {cancelError && <div className="inline-error" role="alert">Cancel failed: {cancelError}</div>}
       {batch.error && <div className="turn-errbox" role="alert">{batch.error}</div>}
       <dl className="facts facts-cols facts-box">
@@ -335,24 +379,24 @@ export function BatchView({ id, taskId }: { id: string; taskId?: string }) {
       </dl>
       <div className="progress-row">
         <ProgressBar counts={batch.counts} />
-        <span className="muted">
+        <span className="muted" data-testid="batch-counts">
           {formatInt(batch.counts.finished)} finished · {formatInt(batch.counts.failed)} failed · {formatInt(batch.counts.interrupted)} interrupted ·{' '}
           {formatInt(batch.counts.running)} running · {formatInt(batch.counts.queued)} queued
         </span>
         {phase && isActive(batch.status) && <span className="chip">{phase.message ?? phase.phase}</span>}
       </div>
       <div className="tiles">
-        <StatTile label={task ? 'Task mean reward' : 'Mean reward'} value={formatReward(task ? task.meanReward : batch.meanReward)} />
+        <StatTile label={task ? 'Task mean reward' : 'Mean reward'} value={formatReward(task ? task.meanReward : batch.meanReward)} hint={!task && h?.reward?.stderr != null ? `± ${(1.96 * h.reward.stderr).toFixed(3)} (95%) · n=${h.reward.scored}` : undefined} />
         <StatTile label="pass@1" value={formatPct(task ? task.passAtK?.['1'] : pk1)} hint={pkTop && pkTop.k > 1 ? `pass@${pkTop.k} ${formatPct(task ? task.passAtK?.[pkTop.k] : pkTop.v)}` : undefined} />
-        <StatTile label="Sessions" value={fig(task ? taskFig?.sessions : stats?.sessions)} />
-        <StatTile label="Traces" value={fig(task ? taskFig?.traces : stats?.traces)} hint={stats?.tracesState === 'loading' ? 'counting…' : stats?.tracesState === 'skipped' ? 'too many sessions to count' : isActive(batch.status) ? 'counted when the batch ends' : 'prefix-merge'} />
-        <StatTile label="Completions" value={fig(task ? taskFig?.completions : stats?.completions)} />
-        <StatTile label="Tokens" value={fig(task ? taskFig?.tokens : stats?.tokens)} />
+        <StatTile label="Sessions" value={formatInt(sessions)} />
+        <StatTile label="Traces" value={th ? formatInt(th.traces) : '…'} hint="prefix-merge" />
+        <StatTile label="Turns" value={formatInt(usage?.completions)} />
+        <StatTile label="Tokens" value={formatInt(usage ? usage.promptTokens + usage.outputTokens : null)} />
       </div>
-      {stats?.error && <div className="inline-error">Figures unavailable: {stats.error}</div>}
+      <TraceHealthCard health={health} batchId={batch.id} taskId={taskId} />
       <div className="grid-3">
         <DistributionChart batch={batch} taskId={taskId} />
-        <MeanRewardChart batch={batch} />
+        <MeanRewardChart batch={batch} health={h ?? null} />
         <PassAtKChart batch={batch} taskId={taskId} />
       </div>
       <div className="view-head">
@@ -363,7 +407,7 @@ export function BatchView({ id, taskId }: { id: string; taskId?: string }) {
           <select
             className="input input-narrow"
             value={taskId ?? ''}
-            onChange={(e) => navigate({ view: 'batch', id: batch.id, taskId: e.target.value || undefined })}
+            onChange={(e) => navigate({ view: 'batch', id: batch.id, taskId: e.target.value || undefined, q })}
             aria-label="Filter by task"
           >
             <option value="">all tasks ({batch.tasks.length})</option>
@@ -375,7 +419,7 @@ export function BatchView({ id, taskId }: { id: string; taskId?: string }) {
           </select>
         </label>
       </div>
-      <SessionsTable rows={rows} />
+      <SessionsTable rows={rows} query={q ?? ''} onQuery={(nq) => navigate({ view: 'batch', id: batch.id, taskId, q: nq || undefined }, { replace: true })} />
     </div>
   );
 }

@@ -18,36 +18,31 @@ import {
 import { api } from '../backend/client.js';
 import type { RescoreProgress } from '../backend/events.js';
 import type { BatchDetail, BatchSummary, Completion, RescoreResponse } from '../backend/types.js';
+import { DeltaTokens } from '../components/DeltaTokens.js';
+import { SortTh, TableFilter, useTable } from '../components/TableControls.js';
 import { StatusBadge } from '../components/Badges.js';
 import { axisProps, ChartCard, tooltipProps, useChartColors } from '../components/charts.js';
 import { EngineLabel } from '../components/EngineLabel.js';
 import { Empty, ErrorState, Loading } from '../components/States.js';
 import { StatTile, useListKeys } from '../components/Widgets.js';
-import { batchLabel, batchName, formatPct, sameSpec } from '../lib/batch.js';
+import { batchLabel, batchName, defaultPair, formatPct, sameSpec } from '../lib/batch.js';
 import { diffSequences, splitWords } from '../lib/diff.js';
-import { formatInt, formatLogprob, formatMs, formatReward, shortId } from '../lib/format.js';
+import { formatInt, formatLogprob, formatMs, formatReward, formatTime, shortId } from '../lib/format.js';
 import { navigate, routeHref } from '../lib/router.js';
+import { bootstrapDiff, type DiffInterval } from '../lib/stats.js';
 import { summarizeResponse } from '../lib/summary.js';
+import type { Column } from '../lib/tableQuery.js';
 import { displayPiece } from '../lib/tokenLayout.js';
 import { useAsync } from '../lib/useAsync.js';
 import { isActive, useBatches } from '../store/batches.js';
 import { onServerEvent } from '../store/live.js';
 import { errorText } from '../store/resource.js';
 
-/** Default pair: the two newest ended batches with the same dataset + harness on different engines. */
-function defaultPair(list: BatchSummary[], a?: string): [string | undefined, string | undefined] {
-  const ended = list.filter((b) => !isActive(b.status));
-  const A = (a && list.find((b) => b.id === a)) || ended[0];
-  if (!A) return [undefined, undefined];
-  const B = ended.find((b) => b.id !== A.id && sameSpec(b, A) && b.spec.engine !== A.spec.engine) ?? ended.find((b) => b.id !== A.id && sameSpec(b, A)) ?? ended.find((b) => b.id !== A.id);
-  return [A.id, B?.id];
-}
-
 function BatchPicker({ label, value, list, onChange }: { label: string; value?: string; list: BatchSummary[]; onChange: (id: string) => void }) {
   return (
     <label className="field-inline">
       <span className={`ab-tag ab-${label.toLowerCase()}`}>{label}</span>
-      <select className="input" aria-label={`Batch ${label}`} value={value ?? ''} onChange={(e) => onChange(e.target.value)}>
+      <select className="input input-picker" aria-label={`Batch ${label}`} value={value ?? ''} onChange={(e) => onChange(e.target.value)}>
         <option value="" disabled>
           choose a batch…
         </option>
@@ -63,16 +58,20 @@ function BatchPicker({ label, value, list, onChange }: { label: string; value?: 
 
 // ---- scatter ----
 
-interface TaskPair { taskId: string; a: number | null; b: number | null; delta: number | null }
+interface TaskPair { taskId: string; a: number | null; b: number | null; delta: number | null; ci: DiffInterval | null; nA: number; nB: number }
+
+const scored = (rs: Array<number | null> | undefined) => (rs ?? []).filter((r): r is number => typeof r === 'number');
 
 function pairs(A: BatchDetail, B: BatchDetail): TaskPair[] {
   const bBy = new Map(B.tasks.map((t) => [t.taskId, t]));
   const ids = [...new Set([...A.tasks.map((t) => t.taskId), ...B.tasks.map((t) => t.taskId)])];
   const aBy = new Map(A.tasks.map((t) => [t.taskId, t]));
   return ids.map((taskId) => {
+    const ra = scored(aBy.get(taskId)?.rewards);
+    const rb = scored(bBy.get(taskId)?.rewards);
     const a = aBy.get(taskId)?.meanReward ?? null;
     const b = bBy.get(taskId)?.meanReward ?? null;
-    return { taskId, a, b, delta: a !== null && b !== null ? b - a : null };
+    return { taskId, a, b, delta: a !== null && b !== null ? b - a : null, ci: bootstrapDiff(ra, rb), nA: ra.length, nB: rb.length };
   });
 }
 
@@ -142,34 +141,52 @@ function RewardScatter({ rows, A, B, task, onTask }: { rows: TaskPair[]; A: Batc
   );
 }
 
+const TASK_COLUMNS: Column<TaskPair>[] = [
+  { key: 'task', label: 'Task', value: (r) => r.taskId },
+  { key: 'a', label: 'A', num: true, value: (r) => r.a },
+  { key: 'b', label: 'B', num: true, value: (r) => r.b },
+  { key: 'delta', label: 'Δ (B−A)', num: true, value: (r) => r.delta },
+  { key: 'absdelta', label: '|Δ|', num: true, value: (r) => (r.delta === null ? null : Math.abs(r.delta)) },
+  { key: 'n', label: 'n A / B', num: true, value: (r) => Math.min(r.nA, r.nB) },
+];
+
+const signed = (x: number) => `${x > 0 ? '+' : ''}${x.toFixed(2)}`;
+
 function TaskTable({ rows, task, onTask }: { rows: TaskPair[]; task?: string; onTask: (t: string) => void }) {
-  const sorted = useMemo(() => [...rows].sort((x, y) => Math.abs(y.delta ?? 0) - Math.abs(x.delta ?? 0) || x.taskId.localeCompare(y.taskId)), [rows]);
+  const table = useTable(rows, TASK_COLUMNS, { sort: { key: 'absdelta', dir: 'desc' } });
+  const sorted = table.rows;
   const keys = useListKeys(sorted.length, (i) => sorted[i] && onTask(sorted[i].taskId), Math.max(0, sorted.findIndex((r) => r.taskId === task)));
   return (
     <section className="card" aria-label="Tasks A vs B">
       <header className="card-head">
         <h2>Tasks</h2>
-        <span className="muted">largest |Δ| first · Enter to diff</span>
+        <span className="muted">Δ with its 95% bootstrap interval · interval excludes 0 → marked · Enter to diff</span>
       </header>
+      <TableFilter table={table} columns={TASK_COLUMNS} presets={['a:0', 'b:0']} label="Filter tasks A vs B" total={rows.length} />
       <div className="table-wrap table-scroll table-short" ref={keys.ref} tabIndex={0} onKeyDown={keys.onKeyDown} aria-label="Tasks; arrow keys and Enter" data-testid="compare-tasks">
         <table className="table">
           <thead>
             <tr>
-              <th>Task</th>
-              <th className="num">A</th>
-              <th className="num">B</th>
-              <th className="num">Δ (B−A)</th>
+              {TASK_COLUMNS.filter((c) => c.key !== 'absdelta').map((c) => <SortTh key={c.key} col={c} table={table} />)}
+              <th className="num">95% CI of Δ</th>
             </tr>
           </thead>
           <tbody>
-            {sorted.map((r, i) => (
-              <tr key={r.taskId} data-index={i} data-task-id={r.taskId} className={`${i === keys.index ? 'active' : ''} ${r.taskId === task ? 'open' : ''}`} onClick={() => onTask(r.taskId)}>
-                <td className="mono">{r.taskId}</td>
-                <td className="num">{formatReward(r.a)}</td>
-                <td className="num">{formatReward(r.b)}</td>
-                <td className={`num ${r.delta && r.delta > 0 ? 'pos' : r.delta && r.delta < 0 ? 'neg' : ''}`}>{r.delta === null ? '—' : (r.delta > 0 ? '+' : '') + r.delta.toFixed(2)}</td>
-              </tr>
-            ))}
+            {sorted.map((r, i) => {
+              const sig = r.ci && (r.ci.lo > 0 || r.ci.hi < 0);
+              return (
+                <tr key={r.taskId} data-index={i} data-task-id={r.taskId} className={`${i === keys.index ? 'active' : ''} ${r.taskId === task ? 'open' : ''}`} onClick={() => onTask(r.taskId)}>
+                  <td className="mono">{r.taskId}</td>
+                  <td className="num">{formatReward(r.a)}</td>
+                  <td className="num">{formatReward(r.b)}</td>
+                  <td className={`num ${r.delta && r.delta > 0 ? 'pos' : r.delta && r.delta < 0 ? 'neg' : ''}`}>{r.delta === null ? '—' : signed(r.delta)}</td>
+                  <td className="num">{r.nA} / {r.nB}</td>
+                  <td className={`num mono ${sig ? 'strong' : 'muted'}`} data-cell="ci" title={r.ci ? `percentile bootstrap, 2000 resamples, ${r.nA} vs ${r.nB} samples` : 'needs scored samples on both sides'}>
+                    {r.ci ? `[${signed(r.ci.lo)}, ${signed(r.ci.hi)}]${sig ? ' *' : ''}` : '—'}
+                  </td>
+                </tr>
+              );
+            })}
           </tbody>
         </table>
       </div>
@@ -261,7 +278,7 @@ function TurnDiffs({ A, B, task }: { A: BatchDetail; B: BatchDetail; task: strin
       <select className="input input-narrow" aria-label={`Sample ${label}`} value={value} onChange={(e) => set(Number(e.target.value))}>
         {(t?.samples ?? []).map((s) => (
           <option key={s.sessionId} value={s.sampleIndex}>
-            #{s.sampleIndex} · reward {formatReward(s.reward)} · {s.completionCount} turns
+            #{s.sampleIndex + 1} · reward {formatReward(s.reward)} · {s.completionCount} turns
           </option>
         ))}
       </select>
@@ -345,22 +362,37 @@ function RescoreProgressView({ p, target }: { p: RescoreProgress; target: string
   );
 }
 
+/** The kept re-scorings of `src` on `engine`, newest first; `tick` refetches. */
+function useKeptRescores(srcId: string, engine: string, tick: number) {
+  const list = useAsync((signal) => api.rescores({ batch: srcId }, signal), [srcId, tick]);
+  return { ...list, runs: (list.data?.rescores ?? []).filter((r) => r.engine === engine) };
+}
+
 function Rescore({ A, B }: { A: BatchDetail; B: BatchDetail }) {
   const c = useChartColors();
   const [dir, setDir] = useState<'AonB' | 'BonA'>('AonB');
-  const [state, setState] = useState<{ busy: boolean; error: string | null; result: RescoreResponse | null; ms: number | null; key: string | null }>({ busy: false, error: null, result: null, ms: null, key: null });
+  const [state, setState] = useState<{ busy: boolean; error: string | null; ms: number | null }>({ busy: false, error: null, ms: null });
   const ctrl = useRef<AbortController | null>(null);
   const [progress, setProgress] = useState<RescoreProgress | null>(null);
   const src = dir === 'AonB' ? A : B;
   const target = dir === 'AonB' ? B : A;
-  const key = `${src.id}->${target.spec.engine}`;
+  const targetEngine = String(target.spec.engine);
+  const [tick, setTick] = useState(0);
+  const kept = useKeptRescores(src.id, targetEngine, tick);
+  const [chosen, setChosen] = useState<string | null>(null);
+  const current = (chosen && kept.runs.some((r) => r.id === chosen) ? chosen : kept.runs[0]?.id) ?? null;
+  const stored = useAsync(current ? (signal) => api.storedRescore(current, signal) : null, [current]);
+  const [traceId, setTraceId] = useState<string | null>(null);
+  const tokens = useAsync(current && traceId ? (signal) => api.rescoreTokens(current, { trace: traceId }, signal) : null, [current, traceId]);
   useEffect(() => () => ctrl.current?.abort(), []);
+  useEffect(() => setTraceId(null), [current]);
+
   const run = async () => {
     ctrl.current?.abort();
     const ac = new AbortController();
     ctrl.current = ac;
     const t0 = performance.now();
-    setState({ busy: true, error: null, result: null, ms: null, key });
+    setState({ busy: true, error: null, ms: null });
     // Not a secret, only this window's name for its progress events (randomUUID needs a secure context).
     const progressId = `rescore-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
     setProgress(null);
@@ -368,23 +400,26 @@ function Rescore({ A, B }: { A: BatchDetail; B: BatchDetail }) {
       if (e.type === 'rescore' && e.id === progressId) setProgress(e);
     });
     try {
-      const result = await api.rescore({ batchId: src.id, engine: String(target.spec.engine), builder: 'prefix-merge', bins: 24, progressId }, ac.signal);
-      setState({ busy: false, error: null, result, ms: performance.now() - t0, key });
+      const result: RescoreResponse = await api.rescore({ batchId: src.id, engine: targetEngine, builder: 'prefix-merge', bins: 24, progressId }, ac.signal);
+      setState({ busy: false, error: null, ms: performance.now() - t0 });
+      if (result.id) setChosen(result.id);
+      setTick((t) => t + 1);
     } catch (err) {
       if ((err as Error).name === 'AbortError') return setState((s) => ({ ...s, busy: false }));
-      setState({ busy: false, error: errorText(err), result: null, ms: null, key });
+      setState({ busy: false, error: errorText(err), ms: null });
     } finally {
       unsubscribe();
       setProgress(null);
     }
   };
-  const result = state.key === key ? state.result : null;
-  const o = result?.overall;
+  const result = stored.data;
+  const o = result?.rescore.overall;
   const hist = (o?.histogram ?? []).map((h) => ({ mid: (h.lo + h.hi) / 2, label: ((h.lo + h.hi) / 2).toFixed(3), count: h.count, lo: h.lo, hi: h.hi }));
   const worst = useMemo(
-    () => (result?.traces ?? []).filter((t) => t.summary && t.summary.n > 0).sort((x, y) => (y.summary!.meanAbsDelta ?? 0) - (x.summary!.meanAbsDelta ?? 0)).slice(0, 8),
+    () => (result?.traces ?? []).filter((t) => t.summary && t.summary.n > 0).sort((x, y) => (y.summary!.meanAbsDelta ?? 0) - (x.summary!.meanAbsDelta ?? 0)).slice(0, 10),
     [result],
   );
+  const shownTokens = tokens.data?.traces[0];
   return (
     <section className="card" aria-label="Cross-engine re-scoring" data-testid="rescore">
       <header className="card-head">
@@ -408,27 +443,43 @@ function Rescore({ A, B }: { A: BatchDetail; B: BatchDetail }) {
           </button>
         )}
       </header>
-      {state.busy && !progress && <Loading label={`Sending ${batchName(src)}'s traces to ${String(target.spec.engine)} for prompt logprobs…`} />}
-      {state.busy && progress && <RescoreProgressView p={progress} target={String(target.spec.engine)} />}
-      {state.error && state.key === key && <ErrorState message={state.error} onRetry={() => void run()} />}
-      {!state.busy && !result && !state.error && (
+      {kept.runs.length > 0 && (
+        <div className="rescore-runs" role="group" aria-label="Kept re-scorings" data-testid="kept-rescores">
+          <span className="muted">kept:</span>
+          {kept.runs.map((r) => (
+            <button key={r.id} type="button" className={`btn btn-small ${r.id === current ? 'on' : ''}`} aria-pressed={r.id === current} onClick={() => setChosen(r.id)} data-rescore-id={r.id}>
+              {formatTime(r.createdAt)} · {formatInt(r.overall.n)} tokens · mean |Δ| {formatLogprob(r.overall.meanAbsDelta)}
+            </button>
+          ))}
+          {current && (
+            <a className="btn btn-small" href={api.rescoreExportUrl(current)} download data-testid="rescore-export">
+              ⬇ Export JSONL
+            </a>
+          )}
+        </div>
+      )}
+      {state.busy && !progress && <Loading label={`Sending ${batchName(src)}'s traces to ${targetEngine} for prompt logprobs…`} />}
+      {state.busy && progress && <RescoreProgressView p={progress} target={targetEngine} />}
+      {state.error && <ErrorState message={state.error} onRetry={() => void run()} />}
+      {!state.busy && !current && !state.error && !kept.loading && (
         <Empty title="Not re-scored yet">
-          Sends every trace of {dir === 'AonB' ? 'A' : 'B'} ({batchName(src)}, sampled on {String(src.spec.engine)}) to {String(target.spec.engine)} for prompt logprobs and compares them token by token.
+          Sends every trace of {dir === 'AonB' ? 'A' : 'B'} ({batchName(src)}, sampled on {String(src.spec.engine)}) to {targetEngine} for prompt logprobs and compares them token by token. The result is kept.
         </Empty>
       )}
+      {current && !result && stored.loading && <Loading label="Opening the kept re-scoring…" />}
       {result && o && (
         <>
           <div className="tiles" data-testid="rescore-summary">
-            <StatTile label="Tokens compared" value={formatInt(o.n)} hint={`${formatInt(result.traces.length)} traces · ${formatMs(state.ms)}`} />
+            <StatTile label="Tokens compared" value={formatInt(o.n)} hint={`${formatInt(result.traces.length)} traces${state.ms ? ` · ${formatMs(state.ms)}` : ''}`} />
             <StatTile label="mean Δ" value={<span className="mono">{formatLogprob(o.meanDelta)}</span>} />
             <StatTile label="mean |Δ|" value={<span className="mono">{formatLogprob(o.meanAbsDelta)}</span>} />
             <StatTile label="max |Δ|" value={<span className="mono">{formatLogprob(o.maxAbsDelta)}</span>} />
             <StatTile label="KL estimate (k1)" value={<span className="mono">{o.klEstimate.toExponential(2)}</span>} hint={o.klK3 !== undefined ? `k3 ${o.klK3.toExponential(2)}` : undefined} />
             <StatTile label="share |Δ| > 0.5" value={formatPct(o.shareAbove0_5)} tone={o.shareAbove0_5 > 0.01 ? 'warn' : undefined} />
-            {result.errors.length > 0 && <StatTile label="Errors" value={formatInt(result.errors.length)} tone="bad" hint={result.errors[0]?.message} />}
+            {result.rescore.errors.length > 0 && <StatTile label="Errors" value={formatInt(result.rescore.errors.length)} tone="bad" hint={result.rescore.errors[0]?.message} />}
           </div>
           <div className="grid-2">
-            <ChartCard title="Δlogprob histogram" subtitle={`${formatInt(o.n)} mask-1 tokens · ${String(src.spec.engine)} → ${String(target.spec.engine)}`} testId="chart-rescore-hist">
+            <ChartCard title="Δlogprob histogram" subtitle={`${formatInt(o.n)} mask-1 tokens · ${String(src.spec.engine)} → ${targetEngine}`} testId="chart-rescore-hist">
               <ResponsiveContainer width="100%" height={260}>
                 <BarChart data={hist} margin={{ top: 8, right: 8, bottom: 20, left: 0 }} barCategoryGap={1}>
                   <CartesianGrid stroke={c.grid} strokeDasharray="3 3" vertical={false} />
@@ -443,35 +494,57 @@ function Rescore({ A, B }: { A: BatchDetail; B: BatchDetail }) {
             <section className="card" aria-label="Traces with the largest mean |Δ|">
               <header className="card-head">
                 <h2>Largest mean |Δ|</h2>
+                <span className="muted">click a trace for its tokens</span>
               </header>
               {worst.length === 0 ? (
                 <Empty title="No scored traces" />
               ) : (
-                <table className="table">
-                  <thead>
-                    <tr>
-                      <th>Session</th>
-                      <th className="num">Tokens</th>
-                      <th className="num">mean |Δ|</th>
-                      <th className="num">max |Δ|</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {worst.map((t) => (
-                      <tr key={t.traceId}>
-                        <td className="mono">
-                          <a href={routeHref({ view: 'session', id: t.sessionId })}>{shortId(t.sessionId, 16)}</a>
-                        </td>
-                        <td className="num">{formatInt(t.summary!.n)}</td>
-                        <td className="num mono">{formatLogprob(t.summary!.meanAbsDelta)}</td>
-                        <td className="num mono">{formatLogprob(t.summary!.maxAbsDelta)}</td>
+                <div className="table-wrap">
+                  <table className="table" data-testid="rescore-worst">
+                    <thead>
+                      <tr>
+                        <th>Session · trace</th>
+                        <th className="num">Tokens</th>
+                        <th className="num">mean |Δ|</th>
+                        <th className="num">max |Δ|</th>
                       </tr>
-                    ))}
-                  </tbody>
-                </table>
+                    </thead>
+                    <tbody>
+                      {worst.map((t) => (
+                        <tr key={t.traceId} data-trace-id={t.traceId} className={t.traceId === traceId ? 'active' : ''} onClick={() => setTraceId(t.traceId)}>
+                          <td className="mono">
+                            <button type="button" className="linklike" onClick={() => setTraceId(t.traceId)} title={t.traceId}>
+                              {shortId(t.sessionId, 14)} · {shortId(t.traceId.split('/').pop(), 8)}
+                            </button>
+                          </td>
+                          <td className="num">{formatInt(t.summary!.n)}</td>
+                          <td className="num mono">{formatLogprob(t.summary!.meanAbsDelta)}</td>
+                          <td className="num mono">{formatLogprob(t.summary!.maxAbsDelta)}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
               )}
             </section>
           </div>
+          {traceId && (
+            <section className="card" aria-label="Per-token Δlogprob" data-testid="rescore-tokens">
+              <header className="card-head">
+                <h2>Per-token Δlogprob</h2>
+                <span className="mono muted">{traceId}</span>
+                <span className="spacer" />
+                {shownTokens && <a className="btn btn-small" href={routeHref({ view: 'session', id: shownTokens.sessionId })}>Open session →</a>}
+              </header>
+              {tokens.loading && !tokens.data ? (
+                <Loading label="Loading per-token logprobs…" />
+              ) : tokens.error ? (
+                <ErrorState message={tokens.error} onRetry={tokens.reload} />
+              ) : shownTokens ? (
+                <DeltaTokens t={shownTokens} engineA={shownTokens.sourceEngine ?? String(src.spec.engine)} engineB={targetEngine} />
+              ) : null}
+            </section>
+          )}
         </>
       )}
     </section>
@@ -517,19 +590,32 @@ export function CompareView({ a, b, task }: { a?: string; b?: string; task?: str
   } else
     body = (
       <>
-        {!sameSpec(A, B) && <div className="inline-error" role="status">The batches ran different datasets or harnesses: per-task comparisons cover only the tasks they share.</div>}
-        <div className="tiles">
-          <StatTile label={`A mean reward · ${A.spec.engine}`} value={formatReward(A.meanReward)} hint={<StatusBadge status={A.status} />} />
-          <StatTile label={`B mean reward · ${B.spec.engine}`} value={formatReward(B.meanReward)} hint={<StatusBadge status={B.status} />} />
-          <StatTile label="Δ mean reward (B−A)" value={A.meanReward !== null && B.meanReward !== null ? `${B.meanReward - A.meanReward >= 0 ? '+' : ''}${(B.meanReward - A.meanReward).toFixed(3)}` : '—'} />
-          <StatTile label="pass@1 A / B" value={`${formatPct(A.passAtK?.['1'])} / ${formatPct(B.passAtK?.['1'])}`} />
-          <StatTile label="Tasks better on B / A" value={`${rows.filter((r) => (r.delta ?? 0) > 0).length} / ${rows.filter((r) => (r.delta ?? 0) < 0).length}`} />
-        </div>
-        <div className="grid-2">
-          <RewardScatter rows={rows} A={A} B={B} task={task} onTask={setTask} />
-          <TaskTable rows={rows} task={task} onTask={setTask} />
-        </div>
-        {task ? <TurnDiffs A={A} B={B} task={task} /> : <Empty title="Pick a task">Click a dot or a task row to see both batches&apos; turns side by side, text and tokens.</Empty>}
+        {A.spec.dataset !== B.spec.dataset ? (
+          <div className="banner banner-bad" role="alert" data-testid="pair-refused">
+            A ran <strong>{A.spec.dataset ?? '?'}</strong> and B ran <strong>{B.spec.dataset ?? '?'}</strong>: rewards of different datasets are not comparable, so
+            no per-task comparison is shown. Pick batches of the same dataset (re-scoring below still compares the engines token by token).
+          </div>
+        ) : !sameSpec(A, B) ? (
+          <div className="banner banner-warn" role="status">The batches ran different harnesses: differences mix the harness and the engine.</div>
+        ) : A.spec.engine === B.spec.engine ? (
+          <div className="banner banner-warn" role="status">Both batches ran on {A.spec.engine}: this compares two runs of one engine.</div>
+        ) : null}
+        {A.spec.dataset === B.spec.dataset && (
+          <>
+            <div className="tiles">
+              <StatTile label={`A mean reward · ${A.spec.engine}`} value={formatReward(A.meanReward)} hint={<StatusBadge status={A.status} />} />
+              <StatTile label={`B mean reward · ${B.spec.engine}`} value={formatReward(B.meanReward)} hint={<StatusBadge status={B.status} />} />
+              <StatTile label="Δ mean reward (B−A)" value={A.meanReward !== null && B.meanReward !== null ? `${B.meanReward - A.meanReward >= 0 ? '+' : ''}${(B.meanReward - A.meanReward).toFixed(3)}` : '—'} />
+              <StatTile label="pass@1 A / B" value={`${formatPct(A.passAtK?.['1'])} / ${formatPct(B.passAtK?.['1'])}`} />
+              <StatTile label="Tasks better on B / A" value={`${rows.filter((r) => (r.delta ?? 0) > 0).length} / ${rows.filter((r) => (r.delta ?? 0) < 0).length}`} />
+            </div>
+            <div className="grid-2">
+              <RewardScatter rows={rows} A={A} B={B} task={task} onTask={setTask} />
+              <TaskTable rows={rows} task={task} onTask={setTask} />
+            </div>
+            {task ? <TurnDiffs A={A} B={B} task={task} /> : <Empty title="Pick a task">Click a dot or a task row to see both batches&apos; turns side by side, text and tokens.</Empty>}
+          </>
+        )}
         <Rescore A={A} B={B} />
       </>
     );

@@ -1,8 +1,10 @@
-// Session inspector: session facts, the agent run (batch sessions), the training traces with their
-// break reasons and loss masks, and every turn, refetched live on `completion` events.
+// Session inspector: session facts, the evaluator's verdict and output (batch sessions), the training
+// traces with their break reasons (what diverged, side by side) and loss masks, then the turns, the
+// transcript (messages as the agent saw them) or the per-token engine differences; refetched live on
+// `completion` events.
 import { useEffect, useMemo, useState } from 'react';
 import { api } from '../backend/client.js';
-import type { BuilderName, Trace } from '../backend/types.js';
+import type { BuilderName, SessionRun, Trace } from '../backend/types.js';
 import { StatusBadge } from '../components/Badges.js';
 import { EngineLabel } from '../components/EngineLabel.js';
 import { Empty, ErrorState, Loading } from '../components/States.js';
@@ -11,10 +13,23 @@ import { routeHref } from '../lib/router.js';
 import { completionOverlay } from '../lib/traceOverlay.js';
 import { useAsync } from '../lib/useAsync.js';
 import { useSessionDetail } from '../store/sessionDetail.js';
+import { EngineDeltaPanel } from './EngineDeltaPanel.js';
 import { TracesPanel } from './TracesPanel.js';
+import { TranscriptView } from './TranscriptView.js';
 import { TurnCard } from './TurnCard.js';
 
 const NO_TRACES: Trace[] = [];
+
+/** What the evaluator decided, in words: a reward-0 session never reads "ok". */
+function verdictWords(r: SessionRun, reward: number | null): { tone: 'good' | 'bad' | 'warn'; text: string } {
+  const ev = r.evaluator;
+  const rw = ev?.reward ?? reward;
+  const agent = r.outcome === 'ok' ? 'agent finished' : r.outcome ? `agent ${r.outcome.replace('_', ' ')}` : `run ${r.status}`;
+  if (ev?.error) return { tone: 'bad', text: `${agent} · ${ev.type} evaluator failed: ${ev.error}` };
+  if (rw === null || rw === undefined) return { tone: 'warn', text: `${agent} · not scored${ev ? ` (${ev.type})` : ''}` };
+  const verdict = rw >= 1 ? 'PASS' : rw <= 0 ? 'FAIL' : 'PARTIAL';
+  return { tone: rw >= 1 ? 'good' : rw <= 0 ? 'bad' : 'warn', text: `${verdict} · reward ${formatReward(rw)}${ev ? ` by the ${ev.type} evaluator` : ''} · ${agent}` };
+}
 
 /** The agent's changes (a unified diff), added and removed lines coloured. */
 function PatchView({ diff }: { diff: string }) {
@@ -27,29 +42,33 @@ function PatchView({ diff }: { diff: string }) {
   );
 }
 
-function RunPanel({ id, finishedKey }: { id: string; finishedKey: string }) {
+function RunPanel({ id, finishedKey, reward }: { id: string; finishedKey: string; reward: number | null }) {
   const run = useAsync((signal) => api.run(id, signal), [id, finishedKey]);
-  const [open, setOpen] = useState(false);
+  const [toggled, setToggled] = useState<boolean | null>(null);
   if (run.status === 404 || (!run.data && !run.error)) return null;
   if (run.error && !run.data) return <div className="inline-error">Agent run unavailable: {run.error}</div>;
   const r = run.data!;
+  const v = verdictWords(r, reward);
+  // A failed sample opens with its evidence shown.
+  const open = toggled ?? v.tone !== 'good';
   return (
-    <section className={`jsection ${open ? 'open' : ''}`} aria-label="Agent run">
+    <section className={`jsection verdict verdict-${v.tone} ${open ? 'open' : ''}`} aria-label="Evaluator verdict" data-testid="verdict">
       <header className="jsection-head">
-        <button type="button" className="jsection-toggle" aria-expanded={open} onClick={() => setOpen(!open)}>
-          <span className="j-caret">{open ? '▾' : '▸'}</span> Agent run · {r.outcome ?? r.status}
+        <button type="button" className="jsection-toggle" aria-expanded={open} onClick={() => setToggled(!open)}>
+          <span className="j-caret">{open ? '▾' : '▸'}</span> <strong data-testid="verdict-text">{v.text}</strong>
           {r.exitCode !== null && <span className="muted"> · exit {r.exitCode}</span>}
-          {r.evaluator && <span className="muted"> · {r.evaluator.type} evaluator → {formatReward(r.evaluator.reward)}</span>}
+          {r.durationMs !== null && <span className="muted"> · {formatMs(r.durationMs)}</span>}
         </button>
       </header>
+      {r.evaluator?.output && (
+        <div className="verdict-output">
+          <div className="tile-label">Evaluator output</div>
+          <pre className="json-raw run-out" data-testid="evaluator-output">{r.evaluator.output}</pre>
+        </div>
+      )}
       {open && (
         <div className="jsection-body run-body">
           {r.error && <div className="turn-errbox">{r.error}</div>}
-          {r.evaluator?.output && (
-            <p>
-              <strong>Evaluator:</strong> <span className="mono">{r.evaluator.output}</span>
-            </p>
-          )}
           {r.evaluator?.rewards && Object.keys(r.evaluator.rewards).length > 1 && (
             <p>
               <strong>Scores:</strong> <span className="mono">{Object.entries(r.evaluator.rewards).map(([k, v]) => `${k} ${formatReward(v)}`).join(' · ')}</span>
@@ -76,11 +95,14 @@ function RunPanel({ id, finishedKey }: { id: string; finishedKey: string }) {
   );
 }
 
+type Tab = 'turns' | 'transcript' | 'delta';
+
 export function SessionInspector({ id }: { id: string }) {
   const { session, completions, loading, refreshing, error, open, refresh, close } = useSessionDetail();
   // Turns the user opened or closed; by default the newest turn is open.
   const [toggled, setToggled] = useState<Map<string, boolean>>(new Map());
   const [builder, setBuilder] = useState<BuilderName>('prefix-merge');
+  const [tab, setTab] = useState<Tab>('turns');
 
   useEffect(() => {
     void open(id);
@@ -156,16 +178,24 @@ export function SessionInspector({ id }: { id: string }) {
         <dt>{session.finishedAt ? 'Duration' : 'Running for'}</dt>
         <dd>{formatMs(duration)}</dd>
       </dl>
-      {session.batchId && <RunPanel id={session.id} finishedKey={session.status} />}
+      {session.batchId && <RunPanel id={session.id} finishedKey={session.status} reward={session.reward} />}
       {completions && completions.length > 0 && <TracesPanel traces={traces} builder={builder} setBuilder={setBuilder} completions={completions} />}
-      <h2 className="subhead">Turns</h2>
-      {completions && completions.length === 0 && (
+      <div className="seg seg-tabs" role="tablist" aria-label="Session view">
+        {([['turns', `Turns (${completions?.length ?? 0})`], ['transcript', 'Transcript'], ['delta', 'Engine Δ per token']] as Array<[Tab, string]>).map(([k, label]) => (
+          <button key={k} type="button" role="tab" className={tab === k ? 'on' : ''} aria-selected={tab === k} onClick={() => setTab(k)}>
+            {label}
+          </button>
+        ))}
+      </div>
+      {tab === 'transcript' && <TranscriptView sessionId={session.id} version={version} />}
+      {tab === 'delta' && <EngineDeltaPanel sessionId={session.id} engineId={session.engineId} />}
+      {tab === 'turns' && completions && completions.length === 0 && (
         <Empty title="No turns yet">
           Point an agent at this session&apos;s URLs; each completion appears here as it is recorded.
         </Empty>
       )}
       <div className="turns">
-        {(completions ?? []).map((c) => {
+        {(tab === 'turns' ? (completions ?? []) : []).map((c) => {
           const overlay = overlays.get(c.id) ?? null;
           return (
             <TurnCard

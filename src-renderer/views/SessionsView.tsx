@@ -1,28 +1,74 @@
-// Sessions list: newest first, live-updated, filterable, keyboard navigable (↑/↓/Home/End/Enter).
+// Sessions list: newest first, live-updated, sortable and filterable (`reward:0 status:failed`,
+// `breaks:>0`, words), with chain breaks and masked traces per session (trace health from the server),
+// keyboard navigable (↑/↓/Home/End/Enter).
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
-import type { SessionSummary } from '../backend/types.js';
+import { api } from '../backend/client.js';
+import type { SessionHealth, SessionSummary } from '../backend/types.js';
 import { StatusBadge } from '../components/Badges.js';
 import { EngineLabel } from '../components/EngineLabel.js';
 import { Empty, ErrorState, Loading } from '../components/States.js';
 import { VirtualRows, type VirtualRowsHandle } from '../components/VirtualRows.js';
 import { formatInt, formatMs, formatReward, formatTime, shortId } from '../lib/format.js';
 import { navigate } from '../lib/router.js';
+import { filterRows, nextSort, sortRows, unknownFields, type Column, type Sort } from '../lib/tableQuery.js';
 import { useSessions } from '../store/sessions.js';
 import { SESSIONS_PAGE } from '../backend/client.js';
 
 const ROW_H = 36;
 
-function matches(s: SessionSummary, q: string): boolean {
-  if (!q) return true;
-  const hay = [s.id, s.status, s.engineId, s.harness, s.taskId, s.batchId].filter(Boolean).join(' ').toLowerCase();
-  return q
-    .toLowerCase()
-    .split(/\s+/)
-    .every((w) => hay.includes(w));
+type Row = SessionSummary & { health: SessionHealth | null };
+
+const duration = (s: SessionSummary) => (s.finishedAt ? s.finishedAt - s.createdAt : null);
+
+const COLUMNS: Column<Row>[] = [
+  { key: 'session', label: 'Session', value: (s) => s.id },
+  { key: 'status', label: 'Status', value: (s) => s.status },
+  { key: 'engine', label: 'Engine', value: (s) => s.engineId },
+  { key: 'harness', label: 'Harness', value: (s) => s.harness },
+  { key: 'task', label: 'Task', value: (s) => s.taskId },
+  { key: 'batch', label: 'Batch', value: (s) => s.batchId },
+  { key: 'reward', label: 'Reward', num: true, value: (s) => s.reward },
+  { key: 'turns', label: 'Turns', num: true, value: (s) => s.completionCount },
+  { key: 'breaks', label: 'Breaks', num: true, value: (s) => s.health?.breaks ?? null },
+  { key: 'masked', label: 'Masked', num: true, value: (s) => s.health?.masked ?? null },
+  { key: 'tokens', label: 'Tokens', num: true, value: (s) => s.totalTokens ?? null },
+  { key: 'created', label: 'Created', num: true, value: (s) => s.createdAt },
+  { key: 'duration', label: 'Duration', num: true, value: duration },
+];
+
+/** Trace health of the loaded sessions, fetched in chunks and again when a session changes. */
+function useSessionHealth(sessions: SessionSummary[] | null): Map<string, SessionHealth> {
+  const [health, setHealth] = useState<Map<string, { key: string; h: SessionHealth }>>(new Map());
+  const key = (s: SessionSummary) => `${s.completionCount}:${s.status}`;
+  useEffect(() => {
+    if (!sessions) return;
+    const stale = sessions.filter((s) => health.get(s.id)?.key !== key(s));
+    if (stale.length === 0) return;
+    const ctrl = new AbortController();
+    const t = setTimeout(async () => {
+      const next = new Map(health);
+      for (let i = 0; i < stale.length && !ctrl.signal.aborted; i += 200) {
+        const chunk = stale.slice(i, i + 200);
+        try {
+          const { sessions: got } = await api.sessionHealth(chunk.map((s) => s.id), ctrl.signal);
+          const by = new Map(chunk.map((s) => [s.id, s]));
+          for (const h of got) next.set(h.sessionId, { key: key(by.get(h.sessionId)!), h });
+        } catch {
+          return; // older server or offline: the columns stay "…"
+        }
+      }
+      if (!ctrl.signal.aborted) setHealth(next);
+    }, 300);
+    return () => {
+      clearTimeout(t);
+      ctrl.abort();
+    };
+  }, [sessions]);
+  return useMemo(() => new Map([...health].map(([id, v]) => [id, v.h])), [health]);
 }
 
-function SessionRow({ s, active, onOpen }: { s: SessionSummary; active: boolean; onOpen: () => void }) {
-  const duration = s.finishedAt ? s.finishedAt - s.createdAt : null;
+function SessionRow({ s, active, onOpen }: { s: Row; active: boolean; onOpen: () => void }) {
+  const d = duration(s);
   return (
     <div
       className={`srow ${active ? 'active' : ''}`}
@@ -49,9 +95,15 @@ function SessionRow({ s, active, onOpen }: { s: SessionSummary; active: boolean;
       </span>
       <span role="cell" className="num">{formatReward(s.reward)}</span>
       <span role="cell" className="num">{formatInt(s.completionCount)}</span>
+      <span role="cell" className="num" data-cell="breaks" title={s.health ? Object.entries(s.health.breakReasons).map(([k, n]) => `${k} ×${n}`).join(', ') || 'no chain breaks' : undefined}>
+        {s.health ? (s.health.breaks > 0 ? <span className="warn-text">{s.health.breaks}</span> : 0) : '…'}
+      </span>
+      <span role="cell" className="num" data-cell="masked" title={s.health ? Object.entries(s.health.maskedReasons).map(([k, n]) => `${k} ×${n}`).join(', ') || 'nothing masked' : undefined}>
+        {s.health ? (s.health.masked > 0 ? <span className="warn-text">{s.health.masked}</span> : 0) : '…'}
+      </span>
       <span role="cell" className="num">{formatInt(s.totalTokens)}</span>
-      <span role="cell">{formatTime(s.createdAt)}</span>
-      <span role="cell" className="num">{duration === null ? '—' : formatMs(duration)}</span>
+      <span role="cell" className="nowrap">{formatTime(s.createdAt)}</span>
+      <span role="cell" className="num">{d === null ? '—' : formatMs(d)}</span>
     </div>
   );
 }
@@ -60,13 +112,18 @@ export function SessionsView() {
   const { data, total, loading, error, refreshing, fetch, loadMore, selectedId: activeId, select: setActiveId } = useSessions();
   const more = data && total !== null ? total - data.length : 0;
   const [query, setQuery] = useState('');
+  const [sort, setSort] = useState<Sort | null>(null);
   const list = useRef<VirtualRowsHandle>(null);
+  const health = useSessionHealth(data);
 
   useEffect(() => {
     void fetch({ quiet: data !== null });
+    return useSessions.getState().watch();
   }, []);
 
-  const rows = useMemo(() => (data ?? []).filter((s) => matches(s, query.trim())), [data, query]);
+  const all: Row[] = useMemo(() => (data ?? []).map((s) => ({ ...s, health: health.get(s.id) ?? null })), [data, health]);
+  const rows = useMemo(() => sortRows(filterRows(all, COLUMNS, query), COLUMNS, sort), [all, query, sort]);
+  const unknown = useMemo(() => unknownFields(COLUMNS, query), [query]);
   const found = activeId ? rows.findIndex((r) => r.id === activeId) : -1;
   const clamped = found >= 0 ? found : 0; // selection is tracked by id: live inserts do not move it
 
@@ -120,11 +177,17 @@ export function SessionsView() {
     body = (
       <div className="stable" role="table" aria-label="Sessions" aria-rowcount={rows.length}>
         <div className="srow shead" role="row">
-          {['Session', 'Status', 'Engine', 'Harness', 'Task', 'Batch', 'Reward', 'Turns', 'Tokens', 'Created', 'Duration'].map((h) => (
-            <span key={h} role="columnheader" className={['Reward', 'Turns', 'Tokens', 'Duration'].includes(h) ? 'num' : ''}>
-              {h}
-            </span>
-          ))}
+          {COLUMNS.map((c) => {
+            const on = sort?.key === c.key ? sort.dir : null;
+            return (
+              <span key={c.key} role="columnheader" className={c.num ? 'num' : ''} aria-sort={on === 'asc' ? 'ascending' : on === 'desc' ? 'descending' : 'none'} data-col={c.key}>
+                <button type="button" className="th-sort" onClick={() => setSort(nextSort(sort, c.key, !!c.num))}>
+                  {c.label}
+                  <span className="th-arrow" aria-hidden="true">{on === 'asc' ? '▲' : on === 'desc' ? '▼' : '↕'}</span>
+                </button>
+              </span>
+            );
+          })}
         </div>
         <VirtualRows
           ref={list}
@@ -171,7 +234,7 @@ export function SessionsView() {
         <input
           type="search"
           className="input"
-          placeholder="Filter: id, status, engine, harness, task…"
+          placeholder="Filter: reward:0 status:failed breaks:>0 or words"
           aria-label="Filter sessions"
           value={query}
           onChange={(e) => {
@@ -185,6 +248,12 @@ export function SessionsView() {
             }
           }}
         />
+        {['reward:0', 'status:failed', 'breaks:>0'].map((p) => (
+          <button key={p} type="button" className={`btn btn-small ${query === p ? 'on' : ''}`} aria-pressed={query === p} onClick={() => { setQuery(query === p ? '' : p); setActiveId(null); }}>
+            {p}
+          </button>
+        ))}
+        {unknown.length > 0 && <span className="inline-error">unknown field {unknown.join(', ')}</span>}
         <button type="button" className="btn" onClick={() => void fetch({ quiet: true })} disabled={refreshing}>
           {refreshing ? 'Refreshing…' : 'Refresh'}
         </button>

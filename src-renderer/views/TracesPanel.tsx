@@ -2,23 +2,16 @@
 // tokens, reward, policy versions, proof, origin and break reasons; the selected trace's token view
 // with the loss mask overlaid.
 import { useMemo, useState } from 'react';
-import type { BuilderName, Completion, Trace, TracesResponse } from '../backend/types.js';
+import type { BuilderName, Completion, Trace, TraceBreak, TracesResponse } from '../backend/types.js';
 import { Empty, ErrorState, Loading } from '../components/States.js';
 import { TokenView } from '../components/TokenView.js';
 import { useListKeys } from '../components/Widgets.js';
 import { formatInt, formatReward } from '../lib/format.js';
 import { traceTokens } from '../lib/traceOverlay.js';
 import type { AsyncState } from '../lib/useAsync.js';
+import { BREAK_HELP } from './breaks.js';
+import { DivergenceView } from './DivergenceView.js';
 
-const BREAK_HELP: Record<string, string> = {
-  'prompt-diverged': 'the next prompt re-rendered the last output / end of turn differently',
-  'rewritten-history': 'the next prompt changed an earlier turn',
-  compaction: 'the next prompt is a shortened history',
-  aborted: 'the last attempt was aborted and nothing continued it',
-  error: 'the last attempt failed and nothing continued it',
-  'policy-changed': 'split on a policy version change',
-  'proof-failed': "a turn's prompt did not equal the concatenation so far",
-};
 
 function trainedCount(t: Trace): number {
   let n = 0;
@@ -51,6 +44,28 @@ export function TracesPanel({ traces, builder, setBuilder, completions }: { trac
   const found = selectedId ? list.findIndex((t) => t.id === selectedId) : -1;
   const keys = useListKeys(list.length, (i) => setSelectedId(list[i]?.id ?? null), Math.max(0, found));
   const selected = found >= 0 ? list[found] : null;
+  // Which trace a chain went on in after a break: every split has a reason on both sides.
+  const continues = useMemo(() => {
+    const m = new Map<string, { from: number; brk: TraceBreak }>();
+    list.forEach((t, i) => {
+      for (const b of t.breaks ?? []) if (b.continuedIn && !m.has(b.continuedIn)) m.set(b.continuedIn, { from: i, brk: b });
+    });
+    return m;
+  }, [list]);
+  // The first break is shown open: what diverged is one look away.
+  const firstBreak = useMemo(() => {
+    for (let i = 0; i < list.length; i++) if (list[i].breaks?.length) return `${list[i].id}#0`;
+    return null;
+  }, [list]);
+  const [openBreak, setOpenBreak] = useState<string | null | undefined>(undefined);
+  const shownBreak = openBreak === undefined ? firstBreak : openBreak;
+  const breakView = useMemo(() => {
+    if (!shownBreak) return null;
+    const [tid, k] = [shownBreak.slice(0, shownBreak.lastIndexOf('#')), Number(shownBreak.slice(shownBreak.lastIndexOf('#') + 1))];
+    const i = list.findIndex((t) => t.id === tid);
+    const brk = list[i]?.breaks?.[k];
+    return brk ? { trace: list[i], i, brk } : null;
+  }, [shownBreak, list]);
 
   let body;
   if (traces.loading && !traces.data) body = <Loading label="Building traces…" />;
@@ -76,6 +91,7 @@ export function TracesPanel({ traces, builder, setBuilder, completions }: { trac
                 <th className="num">Reward</th>
                 <th>Policy</th>
                 <th>Proof</th>
+                <th>Training</th>
                 <th>Origin</th>
                 <th>Breaks</th>
                 <th />
@@ -87,14 +103,19 @@ export function TracesPanel({ traces, builder, setBuilder, completions }: { trac
                 return (
                   <tr key={t.id} data-index={i} data-trace-id={t.id} className={`${i === keys.index ? 'active' : ''} ${selected?.id === t.id ? 'open' : ''}`} onClick={() => keys.setIndex(i)} onDoubleClick={() => setSelectedId(t.id)}>
                     <td className="mono">{i + 1}</td>
-                    <td className="mono">{seqs.map((s) => (s === undefined ? '?' : `#${s}`)).join(' → ')}</td>
+                    <td className="mono" title="turns (1-based)">{seqs.map((s) => (s === undefined ? '?' : `${s + 1}`)).join(' → ')}</td>
                     <td className="num">{formatInt(t.promptIds.length + t.responseIds.length)}</td>
                     <td className="num">{formatInt(trainedCount(t))}</td>
                     <td className="num">{formatReward(t.reward)}</td>
                     <td className="mono">{[...new Set(t.policyVersions)].map((v) => `v${v}`).join(', ')}</td>
                     <td>{t.proof ? <span className={`badge ${t.proof.ok ? 'badge-good' : 'badge-bad'}`}>{t.proof.ok ? 'ok' : 'failed'}</span> : '—'}</td>
+                    <td data-cell="masked">{t.masked ? <span className="badge badge-bad" title="left out of training exports">masked: {t.maskReason ?? 'custody'}</span> : <span className="badge badge-good">trained</span>}</td>
                     <td className="muted">
-                      {t.origin?.kind === 'branch' && t.origin.fromTraceId
+                      {continues.has(t.id) ? (
+                        <span data-continues={continues.get(t.id)!.from + 1}>
+                          continues #{continues.get(t.id)!.from + 1} after <span className="badge badge-warn">{continues.get(t.id)!.brk.reason}</span>
+                        </span>
+                      ) : t.origin?.kind === 'branch' && t.origin.fromTraceId
                         ? `branch of #${(indexOfTrace.get(t.origin.fromTraceId) ?? -1) + 1}`
                         : t.origin?.kind === 'split'
                           ? `split (${t.origin.reason})`
@@ -106,11 +127,22 @@ export function TracesPanel({ traces, builder, setBuilder, completions }: { trac
                         <span className="muted">—</span>
                       ) : (
                         t.breaks.map((b, k) => (
-                          <span key={k} className="break-chip" title={BREAK_HELP[b.reason] ?? b.reason} data-break-reason={b.reason}>
+                          <button
+                            key={k}
+                            type="button"
+                            className={`break-chip ${shownBreak === `${t.id}#${k}` ? 'on' : ''}`}
+                            title={`${BREAK_HELP[b.reason] ?? b.reason} — show what diverged`}
+                            data-break-reason={b.reason}
+                            aria-pressed={shownBreak === `${t.id}#${k}`}
+                            onClick={(e) => {
+                              e.stopPropagation();
+                              setOpenBreak(shownBreak === `${t.id}#${k}` ? null : `${t.id}#${k}`);
+                            }}
+                          >
                             <span className="badge badge-warn">{b.reason}</span>
                             {typeof b.tokenIndex === 'number' && <span className="muted"> @ token {formatInt(b.tokenIndex)}</span>}
                             {b.continuedIn && indexOfTrace.has(b.continuedIn) && <span className="muted"> → #{(indexOfTrace.get(b.continuedIn) ?? 0) + 1}</span>}
-                          </span>
+                          </button>
                         ))
                       )}
                     </td>
@@ -125,9 +157,19 @@ export function TracesPanel({ traces, builder, setBuilder, completions }: { trac
             </tbody>
           </table>
         </div>
+        {breakView && (
+          <DivergenceView
+            key={shownBreak}
+            trace={breakView.trace}
+            brk={breakView.brk}
+            completions={byId}
+            traceNumber={breakView.i + 1}
+            nextNumber={breakView.brk.continuedIn && indexOfTrace.has(breakView.brk.continuedIn) ? indexOfTrace.get(breakView.brk.continuedIn)! + 1 : undefined}
+          />
+        )}
         {(traces.data?.unplaced?.length ?? 0) > 0 && (
           <div className="muted">
-            {traces.data!.unplaced!.length} completion(s) belong to no trace: {traces.data!.unplaced!.map((u) => `${byId.get(u.completionId)?.seq !== undefined ? `#${byId.get(u.completionId)!.seq}` : u.completionId} (${u.reason})`).join(', ')}
+            {traces.data!.unplaced!.length} completion(s) belong to no trace: {traces.data!.unplaced!.map((u) => `${byId.get(u.completionId)?.seq !== undefined ? `turn ${byId.get(u.completionId)!.seq + 1}` : u.completionId} (${u.reason})`).join(', ')}
           </div>
         )}
         {selected && (

@@ -54,13 +54,13 @@ interface Props {
 export function TurnCard({ c, open, onToggle, retryOfSeq, overlay, traceLabel }: Props) {
   const summary = summarizeResponse(c.response);
   return (
-    <article className={`turn ${open ? 'open' : ''} turn-status-${c.status}`} data-completion-id={c.id} aria-label={`Turn ${c.seq}`}>
+    <article className={`turn ${open ? 'open' : ''} turn-status-${c.status}`} data-completion-id={c.id} aria-label={`Turn ${c.seq + 1}`}>
       <button type="button" className="turn-head" aria-expanded={open} onClick={onToggle}>
         <span className="j-caret">{open ? '▾' : '▸'}</span>
-        <span className="turn-seq">#{c.seq}</span>
+        <span className="turn-seq" title={`seq ${c.seq}`}>Turn {c.seq + 1}</span>
         <StatusBadge status={c.status} />
         {c.finishReason && <span className="chip">{c.finishReason}</span>}
-        {c.retryOf && <span className="chip chip-warn">retry of {retryOfSeq !== undefined ? `#${retryOfSeq}` : shortId(c.retryOf)}</span>}
+        {c.retryOf && <span className="chip chip-warn">retry of {retryOfSeq !== undefined ? `turn ${retryOfSeq + 1}` : shortId(c.retryOf)}</span>}
         {traceLabel && <span className="chip" title="the training trace holding this turn">{traceLabel}</span>}
         <span className="turn-summary ellipsis">{summary || <span className="muted">no response</span>}</span>
         <span className="turn-meta">

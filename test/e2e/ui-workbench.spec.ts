@@ -82,8 +82,9 @@ test('dashboard: both batches with figures; keyboard opens the batch; both theme
   }
   // Sessions / traces / completions / tokens: traces are counted once the batch has ended.
   const rowV = table.locator(`[data-batch-id="${ids.vllm}"]`);
-  await expect(rowV.locator('td.num').nth(2)).toHaveText('32'); // sessions
-  await expect(rowV.locator('td.num').nth(3)).not.toHaveText('…', { timeout: 30_000 }); // traces
+  await expect(rowV.locator('td.cell-progress')).toContainText('32/32'); // samples
+  await expect(rowV.locator('[data-cell="breaks"]')).toHaveText(/%/, { timeout: 30_000 }); // trace health, from the server
+  await expect(rowV.locator('td.num').nth(4)).not.toHaveText('…'); // traces
   await expect(page.getByTestId('tasks-table')).toContainText('calc-add-1');
   await expect(page.getByTestId('chart-batch-rewards').locator('.recharts-bar-rectangle').first()).toBeVisible();
   await shot(page, info, 'dashboard-dark');
@@ -108,11 +109,11 @@ test('batch and task detail: reward charts, pass@k, sessions list', async ({ pag
   for (const chart of ['chart-distribution', 'chart-mean-reward', 'chart-passk']) {
     await expect(page.getByTestId(chart).locator('.recharts-surface').first()).toBeVisible();
   }
-  await expect(page.getByTestId('chart-mean-reward').locator('.recharts-bar-rectangle')).toHaveCount(2); // both batches: same dataset + harness
+  await expect(page.getByTestId('chart-mean-reward').locator('.recharts-line')).toHaveCount(2); // both batches: same dataset + harness, one line per engine
   await expect(page.getByTestId('batch-sessions').locator('tbody tr')).toHaveCount(32);
   await shot(page, info, 'batch-detail');
   await page.getByTestId('chart-mean-reward').getByRole('button', { name: 'per policy version' }).click();
-  await expect(page.getByTestId('chart-mean-reward').locator('.recharts-bar-rectangle')).toHaveCount(1); // all on v0
+  await expect(page.getByTestId('chart-mean-reward').locator('.recharts-line')).toHaveCount(1); // all on v0
   await page.getByLabel('Filter by task').selectOption('calc-mul-1');
   await expect(page).toHaveURL(/\/tasks\/calc-mul-1$/);
   await expect(page.getByTestId('batch-sessions').locator('tbody tr')).toHaveCount(2);

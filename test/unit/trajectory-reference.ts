@@ -25,7 +25,8 @@
 //    'compaction' when Y's prompt is shorter than the last turn's prompt, else 'rewritten-history'.
 //    A Y that extends nothing, shares at least half of the trace's first prompt, is shorter than its content
 //    and follows a trace of ≥ 2 turns is also 'compaction' (system prompt kept, history summarised).
-//    Identical prompts are siblings, not breaks.
+//    Identical prompts are siblings, not breaks. Y parting within the last 2 tokens of the last prompt
+//    (the turn boundary re-tokenized, e.g. once the reasoning was dropped) and longer than it: 'prompt-diverged'.
 //  - the trace's last completion was followed only by an aborted / errored attempt: 'aborted' / 'error'.
 //  - onPolicyChange 'split': 'policy-changed'. A failed proof: 'proof-failed'.
 // Aborted and errored completions never contribute tokens; when the chain went on anyway they are
@@ -428,6 +429,7 @@ function classify(y: Node, e: Node, b: Building, nodes: Node[], yIsRoot: boolean
   const eLen = e.c.promptIds.length;
   if (yLen === d && eLen === d) return null; // identical prompts: siblings
   const first = nodes[b.nodes[0]].c.promptIds.length;
+  if (d < eLen && d >= eLen - 2 && yLen > eLen) return 'prompt-diverged'; // re-tokenized turn boundary
   if (d >= first) {
     if (d >= eLen) return 'prompt-diverged';
     return yLen < eLen ? 'compaction' : 'rewritten-history';

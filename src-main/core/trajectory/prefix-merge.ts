@@ -417,12 +417,19 @@ function buildSession(
   return { traces: built.map((b) => b.trace), unplaced };
 }
 
+/** Tokens at the end of a prompt that a re-render may tokenize differently (the assistant header's newline). */
+const TURN_BOUNDARY_TOKENS = 2;
+
 function classify(y: Node, e: Node, b: Building, nodes: Node[], yIsRoot: boolean): BreakReason | null {
   const d = y.relLen;
   const yLen = y.c.promptIds.length;
   const eLen = e.c.promptIds.length;
   if (yLen === d && eLen === d) return null; // identical prompts: siblings
   const first = nodes[b.nodes[0]].c.promptIds.length;
+  // The next prompt parts at the very end of the last prompt: the turn boundary was re-tokenized (the
+  // assistant header's newline merged with what the history put after it, e.g. once the reasoning was
+  // dropped). A sibling with another question parts much earlier, in its own message.
+  if (d < eLen && d >= eLen - TURN_BOUNDARY_TOKENS && yLen > eLen) return 'prompt-diverged';
   if (d >= first) {
     if (d >= eLen) return 'prompt-diverged';
     return yLen < eLen ? 'compaction' : 'rewritten-history';
