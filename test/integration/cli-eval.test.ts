@@ -29,6 +29,8 @@ describe('rollgate eval', () => {
     expect(mean).toBeGreaterThan(0.5);
     expect(mean).toBeLessThan(1);
     expect(r.stdout).toMatch(/sessions: 32 finished, 0 failed, 0 interrupted, 0 not run \(of 32\)/);
+    // capture health (issue 14) under the table
+    expect(r.stdout).toMatch(/^capture sim-vllm: \d+ traces, 0 masked; 0 incomplete sessions; chain breaks [\d.]+\/trace.*; retries 0; [\d.]+ completions\/trace$/m);
 
     // The batch is in the data dir, complete.
     const store = openStore({ dataDir });
