@@ -190,7 +190,7 @@ export function ExportView({ batch: initialBatch }: { batch?: string }) {
             <span className="field-label">Max reward</span>
             <input className="input input-narrow" inputMode="decimal" aria-label="Max reward" placeholder="any" value={maxR} onChange={(e) => setMaxR(e.target.value)} />
           </label>
-          <fieldset className="field">
+          <fieldset className="field" disabled={!!q.preset} title={q.preset ? 'The trainer preset sets the row shape' : undefined}>
             <legend>Format</legend>
             <div className="seg" role="group" aria-label="Format">
               {(['train', 'sft'] as const).map((f) => (
