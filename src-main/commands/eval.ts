@@ -6,14 +6,14 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { createApp, type App } from '../app.js';
 import { clientToken } from '../control-token.js';
 import { defaultDataDir } from '../data-dir.js';
-import { loadTopology } from '../engines/topology.js';
+import { loadTopology, loadTopologyFile } from '../engines/topology.js';
 import { getHarness, listHarnesses } from '../rollouts/harnesses/index.js';
 import type { CaptureHealthReport } from '../api/capture-health.js';
 import type { BatchView } from '../rollouts/results.js';
 import { loadDataset } from '../rollouts/tasks.js';
 import type { RuntimeChoice } from '../rollouts/runtimes/index.js';
 import { resolve } from 'node:path';
-import { fraction, runtimeChoice, userPath } from './options.js';
+import { defaultRuntime, fraction, runtimeChoice, userPath } from './options.js';
 import { call, holdingServer } from './remote.js';
 
 /** A dataset argument: `demo:NAME` as it is, a file or folder made absolute (see userPath). */
@@ -195,6 +195,7 @@ async function runEval(given: EvalOptions): Promise<number> {
   try {
     if (!getHarness(opts.harness)) throw new Error(`unknown harness "${opts.harness}"; known: ${listHarnesses().map((h) => h.name).join(', ')}`);
     loadDataset(opts.dataset);
+    opts.runtime = defaultRuntime(opts.runtime, opts.topology ? loadTopologyFile(opts.topology) : null, opts.topology);
   } catch (e) {
     console.error(`rollgate eval: ${(e as Error).message}`);
     return 2;
