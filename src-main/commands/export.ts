@@ -14,6 +14,7 @@ import type { SessionStatus } from '../core/types.js';
 import type { BuilderName } from '../core/trajectory/types.js';
 import { defaultDataDir } from '../data-dir.js';
 import { EngineTokenTexts } from '../engines/token-text.js';
+import { runVerify, verifySummary } from './export-verify.js';
 import { loadTopology, parseEngineConfig } from '../engines/topology.js';
 import { userPath } from './options.js';
 import { DB_FILENAME, openStore } from '../store/index.js';
@@ -68,20 +69,25 @@ function progressLine(p: ExportProgress, includeMasked = false): string {
   return `exported ${p.rows} traces from ${p.sessions} sessions (${p.completions} completions, ${mb(p.bytes)}${kept})${extra ? `; skipped ${extra}` : ''}`;
 }
 
+/** The data folder's store and what the export pipeline reads from it (engines' tokenizers included). */
+export async function openExportSource(opts: Pick<ExportCommandOptions, 'dataDir' | 'topology' | 'engine'>): Promise<{ store: ReturnType<typeof openStore>; source: ExportSource }> {
+  const dataDir = opts.dataDir ? userPath(opts.dataDir) : resolve(defaultDataDir());
+  if (!existsSync(join(dataDir, DB_FILENAME))) throw new Error(`no Rollgate data in ${dataDir} (expected ${DB_FILENAME}); pass --data-dir`);
+  const store = openStore({ dataDir });
+  const engines = [...SIM_FLAVORS.map((f) => simEngineConfig(f, '')), ...(opts.topology ? loadTopology(userPath(opts.topology)) : []),
+    ...store.engines.list().flatMap((e) => { try { return [parseEngineConfig(e.config)]; } catch { return []; } })];
+  const tokenTexts = new EngineTokenTexts();
+  await tokenTexts.load(opts.engine ? engines.filter((e) => e.id === opts.engine) : engines);
+  return { store, source: { sessions: store.sessions, batches: store.batches, completions: store.completions, tokenTexts } };
+}
+
 /** Runs an export; resolves with the final counts. Writes to `opts.out`, else to `stdout`. */
 export async function runExport(opts: ExportCommandOptions, io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream } = process): Promise<ExportProgress> {
   if (opts.minReward !== undefined && opts.maxReward !== undefined && opts.minReward > opts.maxReward) {
     throw new Error('--min-reward is greater than --max-reward');
   }
-  const dataDir = opts.dataDir ? userPath(opts.dataDir) : resolve(defaultDataDir());
-  if (!existsSync(join(dataDir, DB_FILENAME))) throw new Error(`no Rollgate data in ${dataDir} (expected ${DB_FILENAME}); pass --data-dir`);
-  const store = openStore({ dataDir });
+  const { store, source } = await openExportSource(opts);
   const progress = newProgress();
-  const engines = [...SIM_FLAVORS.map((f) => simEngineConfig(f, '')), ...(opts.topology ? loadTopology(userPath(opts.topology)) : []),
-    ...store.engines.list().flatMap((e) => { try { return [parseEngineConfig(e.config)]; } catch { return []; } })];
-  const tokenTexts = new EngineTokenTexts();
-  await tokenTexts.load(opts.engine ? engines.filter((e) => e.id === opts.engine) : engines);
-  const source: ExportSource = { sessions: store.sessions, batches: store.batches, completions: store.completions, tokenTexts };
   const exportOpts: ExportOptions = {
     format: opts.format, builder: opts.builder, batchId: opts.batch, engineId: opts.engine, sessionId: opts.session,
     minReward: opts.minReward, maxReward: opts.maxReward, messages: opts.messages,
@@ -150,7 +156,14 @@ export function registerExport(program: Command): void {
   .option('--no-progress', 'no progress line on stderr when writing to a file')
   .option('--data-dir <dir>', 'data folder (default: $ROLLGATE_DATA_DIR, else the app-data folder)')
   .option('--topology <file>', 'YAML file describing engines (their tokenizers read chat-mode traces)')
-  .action(async (opts: ExportCommandOptions) => {
-    await runExport(opts);
+  .option('--verify <file>', 're-check an exported train-format file: each row\'s digest, and the row against the store')
+  .action(async (opts: ExportCommandOptions & { verify?: string }) => {
+    if (opts.verify === undefined) {
+      await runExport(opts);
+      return;
+    }
+    const r = await runVerify(userPath(opts.verify), opts);
+    process.stderr.write(`${verifySummary(r)}\n`);
+    if (r.problems.length) process.exitCode = 1;
   });
 }

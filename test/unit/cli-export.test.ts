@@ -139,3 +139,31 @@ describe('the export command line', () => {
     expect(rows.map((r) => r.trace_id)).toEqual(['ses_0/pr/ses_0-1', 'ses_0/pr/ses_0-2', 'ses_1/pr/ses_1-1', 'ses_1/pr/ses_1-2']);
   });
 });
+
+describe('rollgate export --verify (issue 14)', () => {
+  it('passes an untouched export; names a row edited in the file and a row that no longer matches the store', async () => {
+    const { runVerify, verifySummary } = await import('../../src-main/commands/export-verify.js');
+    const { traceDigest } = await import('../../src-main/core/export/digest.js');
+    const { writeFileSync } = await import('node:fs');
+    const file = join(dir, 'verify.jsonl');
+    await runExport({ ...defaults, dataDir: dir, out: file, progress: false }, { stdout: sink().stream, stderr: sink().stream });
+    const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    expect(lines).toHaveLength(5);
+    const ok = await runVerify(file, { dataDir: dir });
+    expect(ok).toEqual({ rows: 5, ok: 5, problems: [] });
+    expect(verifySummary(ok)).toBe('verified 5 rows: 5 match the store');
+
+    const rows = lines.map((l) => JSON.parse(l));
+    rows[1].response_logprobs[0] = -0.75; // edited, digest left as it was
+    rows[3].loss_mask[3] = 1; // edited, digest recomputed: consistent in itself, but not what the store holds
+    rows[3].digest = traceDigest(rows[3]);
+    writeFileSync(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const bad = await runVerify(file, { dataDir: dir });
+    expect(bad.ok).toBe(3);
+    expect(bad.problems).toEqual([
+      { line: 2, traceId: rows[1].trace_id, problem: expect.stringMatching(/do not match the row's digest/) },
+      { line: 4, traceId: rows[3].trace_id, problem: expect.stringMatching(/differs from the trace the store holds/) },
+    ]);
+    expect(verifySummary(bad)).toMatch(/^verified 5 rows: 3 match the store, 2 do not\n  line 2 /);
+  });
+});

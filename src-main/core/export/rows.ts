@@ -2,6 +2,7 @@
 // Field names are snake_case; token arrays are plain JSON number arrays (the export format, not the store).
 import type { Trace } from '../trajectory/types.js';
 import type { Credit } from './credit.js';
+import { traceDigest } from './digest.js';
 import type { TraceFacts } from './row-facts.js';
 import type { AssistantMessage, CanonicalResponse, ChatMessage, FunctionTool } from '../types.js';
 
@@ -44,6 +45,8 @@ export interface TrainRow extends Partial<TraceFacts> {
   mask_reason: string | null;
   /** Reward attribution: {policy: final|broadcast|split, source: final-response|main-chain|unattributed, earner}. */
   credit: Credit | null;
+  /** sha256 over ids, mask and logprobs (digest.ts); `rollgate export --verify` re-checks it. */
+  digest: string;
   messages?: ChatMessage[];
   metadata: Record<string, unknown>;
 }
@@ -95,6 +98,7 @@ export function toTrainRow(trace: Trace, ctx: TraceContext = {}): TrainRow {
     masked: trace.masked === true,
     mask_reason: trace.maskReason ?? null,
     credit: ctx.credit ?? null,
+    digest: traceDigest({ prompt_ids: trace.promptIds, response_ids: trace.responseIds, loss_mask: trace.lossMask, response_logprobs: trace.responseLogprobs }),
     ...ctx.facts,
     metadata: traceMetadata(trace, ctx),
   };
