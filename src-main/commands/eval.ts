@@ -6,13 +6,14 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { createApp, type App } from '../app.js';
 import { clientToken } from '../control-token.js';
 import { defaultDataDir } from '../data-dir.js';
-import { loadTopology } from '../engines/topology.js';
+import { loadTopology, loadTopologyFile } from '../engines/topology.js';
 import { getHarness, listHarnesses } from '../rollouts/harnesses/index.js';
+import type { CaptureHealthReport } from '../api/capture-health.js';
 import type { BatchView } from '../rollouts/results.js';
 import { loadDataset } from '../rollouts/tasks.js';
 import type { RuntimeChoice } from '../rollouts/runtimes/index.js';
 import { resolve } from 'node:path';
-import { fraction, runtimeChoice, userPath } from './options.js';
+import { defaultRuntime, fraction, runtimeChoice, userPath } from './options.js';
 import { call, holdingServer } from './remote.js';
 
 /** A dataset argument: `demo:NAME` as it is, a file or folder made absolute (see userPath). */
@@ -65,6 +66,23 @@ export function rewardTable(view: BatchView): string {
   return `${out.join('\n')}\n`;
 }
 
+const counts = (m: Record<string, number>) => Object.entries(m).map(([k, n]) => `${k} ${n}`).join(', ');
+
+/** The batch's capture health under the reward table: one line per engine. */
+export function captureLines(h: CaptureHealthReport): string {
+  const lines = Object.entries(h.byEngine).map(([engine, c]) => {
+    const parts = [
+      `${c.traces} traces, ${c.maskedTraces} masked${c.maskedTraces ? ` (${fmt(c.maskedFraction)}: ${counts(c.maskReasons)})` : ''}`,
+      `${c.incompleteSessions} incomplete sessions`,
+      `chain breaks ${fmt(c.chainBreaks.perTrace)}/trace${c.chainBreaks.total ? ` (${counts(c.chainBreaks.reasons)})` : ''}`,
+      ...(c.promptReuse.rate !== null ? [`prompt reuse ${fmt(c.promptReuse.rate)} (token mode)`] : []),
+      `retries ${c.retries}`, `${fmt(c.meanCompletionsPerTrace)} completions/trace`,
+    ];
+    return `capture ${engine}: ${parts.join('; ')}`;
+  });
+  return lines.length ? `${lines.join('\n')}\n` : '';
+}
+
 export function registerEval(program: Command): void {
   program.command('eval')
     .description('run a batch (dataset × harness × engine × n) with a progress bar; print per-task rewards')
@@ -100,6 +118,8 @@ interface BatchBackend {
   watch(id: string, progress: (view: Pick<BatchView, 'counts' | 'meanReward' | 'status'> & { message?: string }) => void): () => void;
   cancel(id: string): Promise<void>;
   wait(id: string): Promise<BatchView>;
+  /** Capture health of the batch's sessions (custody, issue 14). */
+  health(id: string): Promise<CaptureHealthReport>;
   close(): Promise<void>;
 }
 
@@ -116,6 +136,7 @@ function localBackend(app: App): BatchBackend {
     },
     async cancel(id) { await app.rollouts.cancel(id); },
     async wait(id) { return (await app.rollouts.wait(id))!; },
+    health: (id) => call<CaptureHealthReport>(app.url, `/api/capture-health?batch=${encodeURIComponent(id)}`, undefined),
     close: () => app.close(),
   };
 }
@@ -141,6 +162,7 @@ function remoteBackend(url: string, token: string | undefined): BatchBackend {
         await new Promise((r) => setTimeout(r, POLL_MS));
       }
     },
+    health: (id) => call<CaptureHealthReport>(url, `/api/capture-health?batch=${encodeURIComponent(id)}`, token),
     async close() { /* the server keeps running */ },
   };
 }
@@ -173,6 +195,7 @@ async function runEval(given: EvalOptions): Promise<number> {
   try {
     if (!getHarness(opts.harness)) throw new Error(`unknown harness "${opts.harness}"; known: ${listHarnesses().map((h) => h.name).join(', ')}`);
     loadDataset(opts.dataset);
+    opts.runtime = defaultRuntime(opts.runtime, opts.topology ? loadTopologyFile(opts.topology) : null, opts.topology);
   } catch (e) {
     console.error(`rollgate eval: ${(e as Error).message}`);
     return 2;
@@ -239,7 +262,8 @@ async function runEval(given: EvalOptions): Promise<number> {
   }
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
-  process.stdout.write(opts.json ? `${JSON.stringify(view, null, 2)}\n` : `\n${rewardTable(view)}`);
+  const health = await backend.health(id).catch(() => null);
+  process.stdout.write(opts.json ? `${JSON.stringify({ ...view, captureHealth: health }, null, 2)}\n` : `\n${rewardTable(view)}${health ? captureLines(health) : ''}`);
   await backend.close();
   return view.status === 'completed' ? 0 : 1;
 }

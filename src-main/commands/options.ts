@@ -61,6 +61,16 @@ export function runtimeChoice(v: string): RuntimeChoice {
   return v as RuntimeChoice;
 }
 
+/** The batches' default runtime: the command line's, else the topology file's `runtime:` (checked here). */
+export function defaultRuntime(fromFlag: RuntimeChoice | undefined, topology: { runtime?: string } | null, source = 'topology'): RuntimeChoice | undefined {
+  if (fromFlag || !topology?.runtime) return fromFlag;
+  try {
+    return runtimeChoice(topology.runtime);
+  } catch (e) {
+    throw new Error(`${source}: runtime: ${(e as Error).message}`);
+  }
+}
+
 /** A model family name from the registry, or a usage error listing them. */
 export function familyOption(v: string): string {
   if (!FAMILY_NAMES.includes(v)) throw new InvalidArgumentError(`family must be one of ${FAMILY_NAMES.join(', ')}`);

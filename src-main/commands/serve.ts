@@ -6,10 +6,10 @@ import { ensureUiBuilt } from '../ui-build.js';
 import { LOOPBACK_HOSTS } from '../loopback-host.js';
 import { controlTokenPath, ensureControlToken, refuseTokenInEnv } from '../control-token.js';
 import { defaultDataDir } from '../data-dir.js';
-import { loadTopology } from '../engines/topology.js';
+import { loadTopologyFile } from '../engines/topology.js';
 import { openInBrowser } from '../open-browser.js';
 import { FAMILY_NAMES } from '../core/families/index.js';
-import { familyOption, int, onSignals, positive, runtimeChoice, userPath } from './options.js';
+import { defaultRuntime, familyOption, int, onSignals, positive, runtimeChoice, userPath } from './options.js';
 import type { RuntimeChoice } from '../rollouts/runtimes/types.js';
 
 interface ServeOptions {
@@ -37,7 +37,9 @@ export function registerServe(program: Command): void {
   .action(async (opts: ServeOptions) => {
     refuseTokenInEnv();
     const dataDir = opts.dataDir ? userPath(opts.dataDir) : defaultDataDir();
-    const engines = opts.topology ? loadTopology(userPath(opts.topology)) : [];
+    const topology = opts.topology ? loadTopologyFile(userPath(opts.topology)) : null;
+    const engines = topology?.engines ?? [];
+    const runtime = defaultRuntime(opts.runtime, topology, opts.topology);
     // Off loopback the control API needs a token; it lives in a 0600 file, never in argv or the environment.
     const tokenFile = opts.controlTokenFile ? userPath(opts.controlTokenFile) : controlTokenPath(dataDir);
     const onLoopback = LOOPBACK_HOSTS.has(opts.host);
@@ -49,7 +51,7 @@ export function registerServe(program: Command): void {
       bodyLimitBytes: Math.round(opts.maxBodyMb * 1024 * 1024),
       maxConcurrentPerSession: Math.max(1, Math.floor(opts.maxConcurrentPerSession)),
       allowedHosts: opts.allowedHost,
-      rollouts: opts.runtime ? { defaultRuntime: opts.runtime } : undefined,
+      rollouts: runtime ? { defaultRuntime: runtime } : undefined,
     });
     onSignals(app.close);
     console.log(`Rollgate listening on ${app.url}`);

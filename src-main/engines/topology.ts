@@ -1,4 +1,5 @@
-// Topology file (DESIGN §11): YAML list of engines, validated with clear errors.
+// Topology file (DESIGN §11): YAML list of engines, validated with clear errors, and optionally the
+// `runtime` batches use by default (auto | bwrap | docker | local; checked by the commands that read it).
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { z } from 'zod';
@@ -18,7 +19,9 @@ export const engineConfigSchema = z.object({
   developerRole: z.enum(['system', 'developer']).optional(),
 }).strict();
 
-const topologySchema = z.object({ engines: z.array(engineConfigSchema).min(1) }).strict();
+const topologySchema = z.object({ engines: z.array(engineConfigSchema).min(1), runtime: z.string().min(1).optional() }).strict();
+
+export interface Topology { engines: EngineConfig[]; runtime?: string }
 
 /**
  * The mode when a config names none: the driver's default (SGLang: token, its chat endpoint returns no
@@ -43,6 +46,10 @@ export function parseEngineConfig(value: unknown, source = 'engine'): EngineConf
 }
 
 export function parseTopology(text: string, source = 'topology'): EngineConfig[] {
+  return parseTopologyFile(text, source).engines;
+}
+
+export function parseTopologyFile(text: string, source = 'topology'): Topology {
   let doc: unknown;
   try { doc = parse(text); } catch (err) { throw new Error(`${source}: not valid YAML: ${(err as Error).message}`); }
   const result = topologySchema.safeParse(doc);
@@ -51,14 +58,19 @@ export function parseTopology(text: string, source = 'topology'): EngineConfig[]
     throw new Error(`${source}: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
   }
   const ids = new Set<string>();
-  return result.data.engines.map((e) => {
+  const engines = result.data.engines.map((e) => {
     if (ids.has(e.id)) throw new Error(`${source}: duplicate engine id ${e.id}`);
     ids.add(e.id);
     return { ...e, mode: e.mode ?? defaultMode(e) };
   });
+  return { engines, ...(result.data.runtime ? { runtime: result.data.runtime } : {}) };
 }
 
 export function loadTopology(path: string): EngineConfig[] {
+  return loadTopologyFile(path).engines;
+}
+
+export function loadTopologyFile(path: string): Topology {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -66,5 +78,5 @@ export function loadTopology(path: string): EngineConfig[] {
     const code = (err as NodeJS.ErrnoException).code;
     throw new Error(code === 'ENOENT' ? `topology file not found: ${path}` : `cannot read topology file ${path}: ${(err as Error).message}`);
   }
-  return parseTopology(text, path);
+  return parseTopologyFile(text, path);
 }

@@ -29,6 +29,8 @@ describe('rollgate eval', () => {
     expect(mean).toBeGreaterThan(0.5);
     expect(mean).toBeLessThan(1);
     expect(r.stdout).toMatch(/sessions: 32 finished, 0 failed, 0 interrupted, 0 not run \(of 32\)/);
+    // capture health (issue 14) under the table
+    expect(r.stdout).toMatch(/^capture sim-vllm: \d+ traces, 0 masked; 0 incomplete sessions; chain breaks [\d.]+\/trace.*; retries 0; [\d.]+ completions\/trace$/m);
 
     // The batch is in the data dir, complete.
     const store = openStore({ dataDir });
@@ -53,12 +55,15 @@ describe('rollgate eval', () => {
     expect(unknown.stderr).toMatch(/unknown harness "nope"/);
   }, 60_000);
 
-  it('--runtime: names where agents run; local warns that they are unsandboxed; a wrong name exits 2', async () => {
+  it('--runtime (or the topology file\'s runtime): names where agents run; local warns that they are unsandboxed; a wrong name exits 2', async () => {
     const dir = tempDir();
     const file = join(dir, 'one.jsonl');
     writeFileSync(file, '{"id":"a","prompt":"What is 2 + 2?","expected":"4"}\n');
     const args = ['eval', '--dataset', file, '--harness', 'command', '--command', 'echo "The answer is 4."', '--data-dir', join(dir, 'data')];
-    const local = await rollgate([...args, '--runtime', 'local']);
+    // The default can come from the topology file (`runtime:`); --runtime wins over it.
+    const topology = join(dir, 'topology.yaml');
+    writeFileSync(topology, 'runtime: local\nengines:\n  - { id: spare, kind: vllm, replicas: ["http://127.0.0.1:9"], model: m }\n');
+    const local = await rollgate([...args, '--topology', topology]);
     expect(local.code, local.stderr).toBe(0);
     expect(local.stderr).toMatch(/WARNING: runs are UNSANDBOXED \(runtime local\)/);
     expect(local.stderr).toMatch(/runtime local\)/);
@@ -69,6 +74,10 @@ describe('rollgate eval', () => {
     const wrong = await rollgate([...args, '--runtime', 'chroot']);
     expect(wrong.code).not.toBe(0);
     expect(wrong.stderr).toMatch(/runtime must be one of auto, bwrap, docker, local/);
+    writeFileSync(topology, 'runtime: chroot\nengines:\n  - { id: spare, kind: vllm, replicas: ["http://127.0.0.1:9"], model: m }\n');
+    const wrongFile = await rollgate([...args, '--topology', topology]);
+    expect(wrongFile.code).toBe(2);
+    expect(wrongFile.stderr).toMatch(/topology\.yaml: runtime: runtime must be one of auto, bwrap, docker, local/);
   }, 120_000);
 });
 
