@@ -81,7 +81,7 @@ function CreateForm() {
       <div className="field-row">
         <label className="field">
           <span className="field-label">Harness</span>
-          <HarnessSelect value={harness} onChange={setHarness} />
+          <HarnessSelect value={harness} onChange={setHarness} agentsOnly />
           {h && <span className="field-hint">{h.description}</span>}
         </label>
         <label className="field">
@@ -222,7 +222,7 @@ function Snippets({ id }: { id: string }) {
           Harness
           <select className="input input-narrow" aria-label="Snippet harness" value={name} onChange={(e) => setHarness(e.target.value)}>
             {!known && <option value={name}>{name}</option>}
-            {(catalog.harnesses ?? []).map((h) => (
+            {(catalog.harnesses ?? []).filter((h) => h.kind !== 'reference').map((h) => (
               <option key={h.name} value={h.name}>
                 {h.name}
               </option>
