@@ -33,7 +33,8 @@ function readSignature(body: string): Record<string, unknown> {
         const schema: Record<string, unknown> = {
           type: t.endsWith('[]') ? 'array' : t === 'number' ? 'number' : t === 'boolean' ? 'boolean' : t.startsWith('{') ? 'object' : 'string',
         };
-        if (/^"/.test(t)) schema.enum = t.split(' | ').map((v) => JSON.parse(v) as unknown);
+        const literals = t.split(' | ').filter((v) => /^"(?:[^"\\]|\\.)*"$/.test(v)).map((v) => JSON.parse(v) as string);
+        if (literals.length && /^"/.test(t)) schema.enum = literals;
         if (description.length) schema.description = description.join('\n');
         properties[prop[1]!] = schema;
         if (!prop[2]) required.push(prop[1]!);
