@@ -21,7 +21,7 @@ export interface CaptureHealthReport {
 const YIELD_EVERY = 16;
 
 export async function captureHealth(store: Pick<Store, 'sessions' | 'completions'>, pool: Pick<EnginePool, 'get'> | null,
-  scope: { batchId?: string; engineId?: string; builder?: BuilderName } = {}): Promise<CaptureHealthReport> {
+  scope: { batchId?: string; engineId?: string; builder?: BuilderName } = {}, tokenTexts?: ApiDeps['tokenTexts']): Promise<CaptureHealthReport> {
   const builder = scope.builder ?? 'prefix-merge';
   const tally = new CaptureHealthTally((id) => pool?.get(id)?.config.mode === 'token');
   const filter: CompletionIterateFilter = {};
@@ -31,7 +31,9 @@ export async function captureHealth(store: Pick<Store, 'sessions' | 'completions
   let n = 0;
   const flush = async () => {
     if (!current.length) return;
-    const built = buildSessionTraces(builder, store.sessions.get(current[0]!.sessionId), current);
+    const session = store.sessions.get(current[0]!.sessionId);
+    // The same traces GET /api/sessions/:id/traces shows (chat-mode re-renders joined), so its break counts agree.
+    const built = buildSessionTraces(builder, session, current, { tokenText: tokenTexts?.get(session?.engineId ?? current[0]!.engineId) });
     tally.add(current, built.traces.map((t) => t.trace));
     current = [];
     if (++n % YIELD_EVERY === 0) await new Promise((r) => setImmediate(r));
@@ -55,6 +57,6 @@ export async function registerCaptureHealth(app: FastifyInstance, deps: ApiDeps)
     const q = query.safeParse(req.query ?? {});
     if (!q.success) return reply.code(400).send({ error: { message: q.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '), type: 'invalid_request_error' } });
     if (q.data.batch && !deps.store.batches.get(q.data.batch)) return reply.code(404).send({ error: { message: 'batch not found', type: 'not_found_error' } });
-    return captureHealth(deps.store, deps.pool, { batchId: q.data.batch, engineId: q.data.engine, builder: q.data.builder });
+    return captureHealth(deps.store, deps.pool, { batchId: q.data.batch, engineId: q.data.engine, builder: q.data.builder }, deps.tokenTexts);
   });
 }

@@ -2,6 +2,7 @@
 import type {
   BatchDetail,
   BatchHealth,
+  CaptureHealthReport,
   RescoreTokens,
   SessionHealth,
   StoredRescore,
@@ -175,6 +176,7 @@ export const api = {
   runtimes: (signal?: AbortSignal) => getJson<RuntimesInfo>('/api/runtimes', signal),
   cancelBatch: (id: string) => postJson<unknown>(`/api/batches/${enc(id)}/cancel`, {}),
 
+  captureHealth: (q: { batch?: string }, signal?: AbortSignal) => getJson<CaptureHealthReport>(`/api/capture-health${qs(q)}`, signal),
   batchHealth: (id: string, signal?: AbortSignal) => getJson<BatchHealth>(`/api/batches/${enc(id)}/health`, signal),
   /** The tasks the given sessions belong to, as in the batch detail (live patches). */
   batchSamples: (id: string, sessionIds: string[], signal?: AbortSignal) =>

@@ -434,3 +434,26 @@ export interface RescoreTokens extends StoredRescoreTrace {
   rescored: number[];
   deltas: number[];
 }
+
+// ---- capture health (GET /api/capture-health, custody: src-main/api/capture-health.ts) ----
+
+export interface CaptureHealth {
+  sessions: number;
+  incompleteSessions: number;
+  completions: number;
+  incompleteCompletions: number;
+  traces: number;
+  maskedTraces: number;
+  maskedFraction: number | null;
+  maskReasons: Record<string, number>;
+  chainBreaks: { total: number; perTrace: number | null; reasons: Record<string, number> };
+  promptReuse: { turns: number; reused: number; rate: number | null };
+  retries: number;
+  meanCompletionsPerTrace: number | null;
+}
+
+export interface CaptureHealthReport {
+  scope: { batchId: string | null; engineId: string | null; builder: string };
+  overall: CaptureHealth;
+  byEngine: Record<string, CaptureHealth>;
+}

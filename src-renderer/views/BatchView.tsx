@@ -34,6 +34,7 @@ import { isActive, useBatches } from '../store/batches.js';
 import { useEngines } from '../store/engines.js';
 import { errorText } from '../store/resource.js';
 import { MeanRewardChart } from './MeanRewardChart.js';
+import { CaptureHealthCard } from './CaptureHealthCard.js';
 import { TraceHealthCard } from './TraceHealthCard.js';
 
 // Charts redraw only when what they show changes (not on every progress event of a running batch).
@@ -394,6 +395,7 @@ export function BatchView({ id, taskId, q }: { id: string; taskId?: string; q?: 
         <StatTile label="Tokens" value={formatInt(usage ? usage.promptTokens + usage.outputTokens : null)} />
       </div>
       <TraceHealthCard health={health} batchId={batch.id} taskId={taskId} />
+      {!isActive(batch.status) && <CaptureHealthCard batch={batch.id} />}
       <div className="grid-3">
         <DistributionChart batch={batch} taskId={taskId} />
         <MeanRewardChart batch={batch} health={h ?? null} />

@@ -16,6 +16,7 @@ import { formatInt, formatReward, formatTime } from '../lib/format.js';
 import { navigate, routeHref } from '../lib/router.js';
 import type { Column } from '../lib/tableQuery.js';
 import { isActive, useBatches, type HealthEntry } from '../store/batches.js';
+import { CaptureHealthCard } from './CaptureHealthCard.js';
 
 /** Trace health is fetched for this many of the newest batches (the rest on their own page). */
 const AUTO_HEALTH = 24;
@@ -305,6 +306,7 @@ export function DashboardView() {
           {selected && <TasksPanel key={selected.id} batch={selected} />}
           <RewardChart batches={batches} health={health} />
         </div>
+        <CaptureHealthCard version={`${batches.length}:${totals.running}:${batches.filter((b) => !isActive(b.status)).length}`} />
       </>
     );
 

@@ -83,6 +83,9 @@ test('find the worst task of a batch and its evaluator output: ≤ 3 clicks from
   // Trace health is there without asking: break rate and masked fraction per batch.
   await expect(batches.locator(`[data-batch-id="${ids.calcV}"] [data-cell="breaks"]`)).toHaveText(/%/);
   await expect(batches.locator(`[data-batch-id="${ids.calcV}"] [data-cell="masked"]`)).toHaveText(/%/);
+  // …and per engine, with reasons (custody's capture health).
+  const capture = page.getByTestId('capture-health');
+  for (const e of ['sim-vllm', 'sim-sglang']) await expect(capture.locator(`[data-engine="${e}"] [data-cell="masked-fraction"]`)).toHaveText(/%/, { timeout: 30_000 });
   await shot(page, info, 'dashboard');
 
   // 1: select the repo-fix batch; its tasks show worst first.
