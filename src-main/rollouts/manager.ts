@@ -493,7 +493,7 @@ export class RolloutManager {
         image: img?.image ?? task.image ?? b.image, workdir: img?.workdir ?? task.workdir,
         workFromImage: !!(task.harbor || task.swebench),
         mounts: b.harness.mounts?.(task) ?? [],
-        ...(task.container?.memoryMb ? { limits: { memoryMb: task.container.memoryMb } } : {}),
+        limits: { ...(task.container?.memoryMb ? { memoryMb: task.container.memoryMb } : {}), ...(task.container?.cpus ? { cpus: task.container.cpus } : {}) },
       });
       ctx.workDir = sandbox.paths.work;
       ctx.home = sandbox.paths.home;
