@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { withTraceRewards } from '../core/export/session-traces.js';
 import type { EnginePool } from '../engines/pool.js';
+import { CREDIT_POLICIES, type CreditPolicy } from '../core/export/credit.js';
 import type { RolloutManager } from '../rollouts/manager.js';
 import type { Store } from '../store/index.js';
 import type { EventBus } from './events.js';
@@ -37,6 +38,10 @@ const finishBody = z.object({
   traceRewards: z.record(z.string().min(1), z.number().finite().nullable()).optional(),
   /** A finished session's reward changes only when the caller says so (a retried finish must not). */
   overwrite: z.boolean().optional(),
+  /** The response the final answer came from (record id or the id the agent saw): its trace earns the reward. */
+  finalResponseId: z.string().min(1).optional(),
+  /** What the other traces get: final | broadcast (default) | split (core/export/credit.ts). */
+  credit: z.enum(CREDIT_POLICIES as [CreditPolicy, ...CreditPolicy[]]).optional(),
 }).strict();
 
 function badRequest(message: string) {
@@ -97,7 +102,11 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
         message: `session ${id} is already finished (reward ${session.reward ?? 'none'}); pass "overwrite": true to change its rewards`, type: 'conflict_error',
       } });
     }
-    const metadata = withTraceRewards(session.metadata, parsed.data.traceRewards);
+    const metadata = withTraceRewards({
+      ...session.metadata,
+      ...(parsed.data.finalResponseId ? { finalResponseId: parsed.data.finalResponseId } : {}),
+      ...(parsed.data.credit ? { credit: parsed.data.credit } : {}),
+    }, parsed.data.traceRewards);
     await store.writer.updateSession(id, { status: 'finished', reward: parsed.data.reward ?? session.reward, finishedAt: Date.now(), metadata });
     events.emit({ type: 'session', id, status: 'finished' });
     return store.sessions.getSummary(id)!;

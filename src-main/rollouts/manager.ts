@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { z } from 'zod';
+import { CREDIT_POLICIES, type CreditPolicy } from '../core/export/credit.js';
 import { withTraceRewards } from '../core/export/session-traces.js';
 import type { SessionRecord } from '../core/types.js';
 import type { EnginePool } from '../engines/pool.js';
@@ -32,6 +33,13 @@ import { verifyHarbor, verifySweBench, type RunContainerCheck } from './containe
 import { ImageBuilder } from './images/builder.js';
 import { TaskImages, type TaskImage } from './images/task-images.js';
 import { dockerClient, removeRunContainers } from './runtimes/docker/index.js';
+
+/** The builtin agent names the response its answer came from on stderr (the trace that earns the reward). */
+function finalResponseOf(harness: string, stderr: string | null | undefined): { finalResponseId?: string } {
+  if (harness !== 'builtin' || !stderr) return {};
+  const m = /^rollgate-final-response: (\S+)$/m.exec(stderr);
+  return m ? { finalResponseId: m[1]! } : {};
+}
 
 /** Session metadata without per-trace rewards: those come only from the evaluator or the trainer. */
 function ownMetadata(m: Record<string, unknown>): Record<string, unknown> {
@@ -74,6 +82,8 @@ export const batchSpecSchema = z.object({
   metadata: z.record(z.string(), z.unknown()).optional(),
   /** Custody: stop the batch once more than this share of its traces is masked (after maskedMinTraces traces). */
   maxMaskedFraction: z.number().min(0).max(1).optional(),
+  /** Reward attribution (core/export/credit.ts): what the traces other than the earner get. Default broadcast. */
+  credit: z.enum(CREDIT_POLICIES as [CreditPolicy, ...CreditPolicy[]]).optional(),
   maskedMinTraces: z.number().int().min(1).default(10),
 }).strict();
 export type BatchSpecInput = z.input<typeof batchSpecSchema>;
@@ -381,7 +391,7 @@ export class RolloutManager {
     // A dead engine fails the batch now, saying why, instead of every sample after its agent's retries.
     const engine = await this.opts.pool.probeEngine(b.engineId);
     if (!engine.ok) {
-      if (!this.closed) this.finishBatch(b, 'failed', `engine ${b.engineId} is unreachable: ${engine.problems.join('; ')}`);
+      if (!this.closed) this.finishBatch(b, 'failed', `engine ${b.engineId}: no replica answers its health check: ${engine.problems.join('; ')}`);
       return;
     }
     let bin: string | null = null;
@@ -446,7 +456,8 @@ export class RolloutManager {
     const { task, sampleIndex } = job;
     const batchId = b.record.id;
     const groupId = `${batchId}:${task.id}`;
-    const metadata: Record<string, unknown> = { groupId, sampleIndex, batchId, dataset: b.record.spec.dataset, runtime: b.runtime.name, ...(task.metadata ? { task: task.metadata } : {}) };
+    const metadata: Record<string, unknown> = { groupId, sampleIndex, batchId, dataset: b.record.spec.dataset, runtime: b.runtime.name, ...(task.metadata ? { task: task.metadata } : {}),
+      ...(b.record.spec.credit ? { credit: b.record.spec.credit } : {}) };
     /** The session as stored now, queued writes committed (synchronously). */
     const stored = (): SessionRecord | null => {
       void store.writer.flush();
@@ -493,7 +504,7 @@ export class RolloutManager {
         image: img?.image ?? task.image ?? b.image, workdir: img?.workdir ?? task.workdir,
         workFromImage: !!(task.harbor || task.swebench),
         mounts: b.harness.mounts?.(task) ?? [],
-        ...(task.container?.memoryMb ? { limits: { memoryMb: task.container.memoryMb } } : {}),
+        limits: { ...(task.container?.memoryMb ? { memoryMb: task.container.memoryMb } : {}), ...(task.container?.cpus ? { cpus: task.container.cpus } : {}) },
       });
       ctx.workDir = sandbox.paths.work;
       ctx.home = sandbox.paths.home;
@@ -571,6 +582,7 @@ export class RolloutManager {
       status, reward, finishedAt: Date.now(),
       metadata: withTraceRewards({
         ...ownMetadata(current?.metadata ?? metadata), outcome, exitCode: result.exitCode, durationMs: result.durationMs,
+        ...finalResponseOf(b.harness.name, result.stderr),
         evaluator: { type: verdict.type, reward: verdict.reward, ...(verdict.error ? { error: verdict.error } : {}) },
         ...(error ? { error } : {}),
       }, verdict.traceRewards),

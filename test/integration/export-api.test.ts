@@ -53,7 +53,7 @@ describe('GET /api/export, train format', () => {
     for (const row of rows) {
       expect(Object.keys(row)).toEqual([
         'trace_id', 'session_id', 'task_id', 'batch_id', 'group_id', 'sample_index', 'engine', 'policy_versions',
-        'prompt_ids', 'response_ids', 'loss_mask', 'response_logprobs', 'reward', 'masked', 'mask_reason',
+        'prompt_ids', 'response_ids', 'loss_mask', 'response_logprobs', 'reward', 'masked', 'mask_reason', 'credit',
         'is_final', 'num_traces', 'finish_reason', 'truncated', 'turns', 'sampling', 'model', 'tokenizer', 'metadata',
       ]);
       const t = expected.find((x) => x.id === row.trace_id)!;

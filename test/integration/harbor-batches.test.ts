@@ -110,6 +110,8 @@ describe('Harbor example tasks under docker', () => {
       'find / -name test.sh -path "*tests*" 2>/dev/null | sed "s/^/FOUND: /"',
       // Forgeries the verifier must not believe: a reward file, and a test.sh of its own in /tests.
       'mkdir -p /logs/verifier /tests && echo 1 > /logs/verifier/reward.txt && printf "echo 1 > /logs/verifier/reward.txt\\n" > /tests/test.sh',
+      // task.toml's cpus = 1 is the container's CPU quota (cgroup v2 or v1).
+      'echo "CPU: $(cat /sys/fs/cgroup/cpu.max /sys/fs/cgroup/cpu/cpu.cfs_quota_us 2>/dev/null | head -1)"',
       'echo done',
     ].join('; ');
     const { view } = await run({ dataset: examples, harness: 'command', command: attack });
@@ -119,6 +121,7 @@ describe('Harbor example tasks under docker', () => {
     expect(out).toMatch(/LS: .*\/solution.*No such file/);
     expect(out).not.toMatch(/CAT: #!/);
     expect(out).not.toMatch(/FOUND:/);
+    expect(out).toMatch(/^CPU: 100000\b/m);
     expect(out).not.toMatch(/greet\.sh "\$name"|Verifier/);
   });
 });

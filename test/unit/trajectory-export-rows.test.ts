@@ -12,7 +12,7 @@ describe('export rows', () => {
     const row = toTrainRow(trace, { taskId: 't1', batchId: 'b1', sampleIndex: 2, engine: 'sim-vllm', metadata: { harness: 'builtin' } });
     expect(Object.keys(row)).toEqual([
       'trace_id', 'session_id', 'task_id', 'batch_id', 'group_id', 'sample_index', 'engine', 'policy_versions',
-      'prompt_ids', 'response_ids', 'loss_mask', 'response_logprobs', 'reward', 'masked', 'mask_reason', 'metadata',
+      'prompt_ids', 'response_ids', 'loss_mask', 'response_logprobs', 'reward', 'masked', 'mask_reason', 'credit', 'metadata',
     ]);
     expect(row).toMatchObject({
       trace_id: 's1/pm/a', session_id: 's1', task_id: 't1', batch_id: 'b1', group_id: 'b1:t1', sample_index: 2,

@@ -68,7 +68,7 @@ def update_weights(step: int) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--url", default=os.environ.get("ROLLGATE_URL", rollgate.DEFAULT_URL))
-    ap.add_argument("--token", default=os.environ.get("ROLLGATE_CONTROL_TOKEN"))
+    ap.add_argument("--token-file", help="the server's <data-dir>/control-token (needed off loopback)")
     ap.add_argument("--dataset", default="demo:calculator")
     ap.add_argument("--harness", default="builtin")
     ap.add_argument("--engine", default=None)
@@ -78,7 +78,7 @@ def main() -> int:
     ap.add_argument("--json", action="store_true", help="print a JSON summary on stdout at the end")
     args = ap.parse_args()
 
-    client = rollgate.Client(args.url, token=args.token)
+    client = rollgate.Client(args.url, token_file=args.token_file)
     print(f"Rollgate {client.health().version} at {args.url}", file=sys.stderr)
     summary = []
     for step in range(args.steps):

@@ -41,10 +41,15 @@ def _query(params: dict[str, Any]) -> str:
 
 
 class Client:
-    """A Rollgate server. ``token`` is the control token (needed when Rollgate is bound off loopback)."""
+    """A Rollgate server. ``token`` is the control token (needed when Rollgate is bound off loopback);
+    ``token_file`` reads it from the server's ``<data-dir>/control-token`` (mode 0600) instead."""
 
-    def __init__(self, url: str = DEFAULT_URL, *, token: str | None = None, timeout: float = 60.0):
+    def __init__(self, url: str = DEFAULT_URL, *, token: str | None = None, token_file: str | None = None,
+                 timeout: float = 60.0):
         self.url = url.rstrip("/")
+        if token is None and token_file:
+            with open(token_file, encoding="utf-8") as f:
+                token = f.read().strip()
         self.token = token
         self.timeout = timeout
 

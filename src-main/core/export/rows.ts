@@ -1,6 +1,7 @@
 // Export row encoders (DESIGN §8): pure functions from a trace (+ its session context) to JSONL rows.
 // Field names are snake_case; token arrays are plain JSON number arrays (the export format, not the store).
 import type { Trace } from '../trajectory/types.js';
+import type { Credit } from './credit.js';
 import type { TraceFacts } from './row-facts.js';
 import type { AssistantMessage, CanonicalResponse, ChatMessage, FunctionTool } from '../types.js';
 
@@ -16,6 +17,8 @@ export interface TraceContext {
   /** Conversation in canonical (OpenAI chat) messages, when wanted in the row. */
   messages?: ChatMessage[] | null;
   tools?: FunctionTool[] | null;
+  /** How the trace's reward was attributed (credit policy, what chose the earner, whether this trace is it). */
+  credit?: Credit;
   /** Extra metadata (session metadata, evaluator details); merged under the trace facts. */
   metadata?: Record<string, unknown>;
   /** Sample-level facts every row carries (row-facts.ts). */
@@ -39,6 +42,8 @@ export interface TrainRow extends Partial<TraceFacts> {
   /** Custody (DESIGN §9): a masked trace includes or depends on an incomplete call; kept only on request. */
   masked: boolean;
   mask_reason: string | null;
+  /** Reward attribution: {policy: final|broadcast|split, source: final-response|main-chain|unattributed, earner}. */
+  credit: Credit | null;
   messages?: ChatMessage[];
   metadata: Record<string, unknown>;
 }
@@ -89,6 +94,7 @@ export function toTrainRow(trace: Trace, ctx: TraceContext = {}): TrainRow {
     reward: trace.reward,
     masked: trace.masked === true,
     mask_reason: trace.maskReason ?? null,
+    credit: ctx.credit ?? null,
     ...ctx.facts,
     metadata: traceMetadata(trace, ctx),
   };

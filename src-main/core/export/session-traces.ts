@@ -7,6 +7,8 @@ import { geminiCodec } from '../dialects/gemini.js';
 import { openAIChatCodec } from '../dialects/openai-chat.js';
 import { responsesCodec } from '../dialects/responses.js';
 import { applyCustody, buildTraces } from '../trajectory/index.js';
+import { byTime } from '../trajectory/common.js';
+import { chooseEarner, creditedReward, creditPolicyOf, type Credit } from './credit.js';
 import type { BuildOptions, BuildResult, BuilderName, Trace } from '../trajectory/types.js';
 import type { CompletionRecord, ChatMessage, Dialect, FunctionTool, SessionRecord } from '../types.js';
 import { traceFacts } from './row-facts.js';
@@ -117,9 +119,21 @@ export function buildSessionTraces(
   for (const r of records) engineOf.set(r.id, r.engineId);
   const perTrace = session ? traceRewardsOf(session) : null;
   const facts = traceFacts(result.traces, records, opts.engineInfo);
+  // Attribution (credit.ts): the outcome reward goes to the earner, the others get what the policy says.
+  const policy = creditPolicyOf(session?.metadata);
+  const order = new Map([...records].sort(byTime).map((r, i) => [r.id, i]));
+  const finalRaw = session?.metadata?.finalResponseId;
+  const earner = chooseEarner(result.traces, (id) => order.get(id) ?? -1, typeof finalRaw === 'string' ? completionIdOf(finalRaw) : null);
   const traces = result.traces.map((trace, i): SessionTrace => {
     const { reward, source } = session ? rewardOf(trace, session, perTrace) : { reward: null, source: null as RewardSource };
+    const credit: Credit = { policy, source: earner.source, earner: i === earner.index };
     trace.reward = reward;
+    if (source === 'session' && reward !== null) {
+      if (earner.index < 0) {
+        trace.reward = null;
+        if (!trace.masked) { trace.masked = true; trace.maskReason = 'unattributed'; trace.maskedBy = null; }
+      } else trace.reward = creditedReward(reward, policy, credit.earner, result.traces.length);
+    }
     const engine = engineOf.get(trace.completionIds[trace.completionIds.length - 1]) ?? session?.engineId ?? null;
     const context: TraceContext = {
       taskId: session?.taskId ?? null,
@@ -129,6 +143,7 @@ export function buildSessionTraces(
       engine,
       metadata: session ? rowMetadata(session, source) : { reward_source: null },
       facts: facts[i],
+      credit,
     };
     return { trace, context, rewardSource: source };
   });

@@ -131,6 +131,7 @@ async function readSse(res) {
   const decoder = new TextDecoder();
   let buf = '';
   let finish = null;
+  let responseId = null;
   for await (const chunk of res.body) {
     buf += decoder.decode(chunk, { stream: true });
     let nl;
@@ -141,6 +142,7 @@ async function readSse(res) {
       const data = line.slice(5).trim();
       if (data === '[DONE]') continue;
       const ev = JSON.parse(data);
+      if (ev.id) responseId = ev.id;
       if (ev.error) throw new Error(`stream error: ${ev.error.message ?? JSON.stringify(ev.error)}`);
       const choice = ev.choices?.[0];
       if (!choice) continue;
@@ -157,7 +159,7 @@ async function readSse(res) {
     }
   }
   msg.tool_calls = msg.tool_calls.filter(Boolean);
-  return { message: msg, finish };
+  return { message: msg, finish, id: responseId };
 }
 
 async function complete(messages) {
@@ -181,7 +183,7 @@ async function complete(messages) {
     const choice = json.choices?.[0];
     if (!choice) throw new Error(`no choices in response: ${JSON.stringify(json).slice(0, 500)}`);
     const m = choice.message ?? {};
-    return { message: { role: 'assistant', content: m.content ?? '', reasoning: m.reasoning ?? m.reasoning_content ?? '', tool_calls: m.tool_calls ?? [] }, finish: choice.finish_reason };
+    return { message: { role: 'assistant', content: m.content ?? '', reasoning: m.reasoning ?? m.reasoning_content ?? '', tool_calls: m.tool_calls ?? [] }, finish: choice.finish_reason, id: json.id };
   }
 }
 
@@ -193,7 +195,7 @@ async function main() {
   const messages = [{ role: 'system', content: SYSTEM }, { role: 'user', content: prompt }];
   let last = '';
   for (let turn = 1; turn <= maxTurns; turn++) {
-    const { message, finish } = await complete(messages);
+    const { message, finish, id } = await complete(messages);
     const assistant = { role: 'assistant', content: message.content || (message.tool_calls.length ? null : '') };
     if (message.reasoning) assistant.reasoning = message.reasoning;
     if (message.tool_calls.length) assistant.tool_calls = message.tool_calls;
@@ -201,6 +203,8 @@ async function main() {
     last = finalText(message.content);
     if (!message.tool_calls.length) {
       log(`turn ${turn}: final answer (finish_reason ${finish})`);
+      // Which response the answer came from: the rollout manager gives that trace the outcome reward.
+      if (id) process.stderr.write(`rollgate-final-response: ${id}\n`);
       process.stdout.write(`${last}\n`);
       return 0;
     }

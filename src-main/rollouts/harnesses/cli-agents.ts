@@ -31,6 +31,10 @@ export const claudeCodeHarness: Harness = {
       env: {
         ANTHROPIC_BASE_URL: ctx.urls.anthropic,
         ANTHROPIC_API_KEY: ctx.key,
+        // Claude Code asks for up to 128k output tokens, more than the whole context of many open models
+        // (Qwen3-8B serves 40,960), which the gateway refuses naming max_tokens; 32k fits them, and token
+        // mode still trims it to the room left after the prompt.
+        CLAUDE_CODE_MAX_OUTPUT_TOKENS: '32000',
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
         DISABLE_AUTOUPDATER: '1',
         DISABLE_TELEMETRY: '1',

@@ -18,6 +18,8 @@ export interface SandboxLimits {
   fileSizeMb: number;
   /** CPU seconds per process (bwrap only; docker runs are bounded by the timeout). */
   cpuSeconds: number;
+  /** CPUs the container may use (docker only; Harbor `cpus`). Unset: no CPU limit. */
+  cpus?: number;
 }
 
 export const DEFAULT_LIMITS: SandboxLimits = { memoryMb: 8192, processes: 4096, fileSizeMb: 4096, cpuSeconds: 3600 };

@@ -43,6 +43,7 @@ export async function runContainer(docker: Docker, spec: ContainerSpec, opts: Ru
       HostConfig: {
         NetworkMode: 'none', Binds: spec.binds,
         Memory: spec.limits.memoryMb * mb, MemorySwap: spec.limits.memoryMb * mb, PidsLimit: spec.limits.processes,
+        ...(spec.limits.cpus ? { NanoCpus: Math.round(spec.limits.cpus * 1e9) } : {}),
         Ulimits: [{ Name: 'fsize', Soft: spec.limits.fileSizeMb * mb, Hard: spec.limits.fileSizeMb * mb }, { Name: 'core', Soft: 0, Hard: 0 }],
         SecurityOpt: ['no-new-privileges'], ReadonlyRootfs: spec.readonlyRootfs,
       },
