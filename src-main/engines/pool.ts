@@ -290,7 +290,7 @@ export class EnginePool {
         return;
       }
       this.markUnhealthy(r);
-      problems.push(`${r.url}: ${(await healthProblem(r.url)) ?? 'health check failed'}`);
+      problems.push((await healthProblem(r.url)) ?? `${r.url}/health: check failed`);
     }));
     return { ok: problems.length < e.replicas.length, problems };
   }

@@ -391,7 +391,7 @@ export class RolloutManager {
     // A dead engine fails the batch now, saying why, instead of every sample after its agent's retries.
     const engine = await this.opts.pool.probeEngine(b.engineId);
     if (!engine.ok) {
-      if (!this.closed) this.finishBatch(b, 'failed', `engine ${b.engineId} is unreachable: ${engine.problems.join('; ')}`);
+      if (!this.closed) this.finishBatch(b, 'failed', `engine ${b.engineId}: no replica answers its health check: ${engine.problems.join('; ')}`);
       return;
     }
     let bin: string | null = null;

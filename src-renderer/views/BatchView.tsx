@@ -313,7 +313,8 @@ export function BatchView({ id, taskId, q }: { id: string; taskId?: string; q?: 
     }
   };
   const h = health?.data;
-  const usage = task ? task.usage : batch.usage;
+  // Summed over the tasks, which live patches keep current (the batch's own total comes with a full fetch).
+  const usage = task ? task.usage : batch.tasks.reduce((u, t) => (t.usage ? { completions: u.completions + t.usage.completions, promptTokens: u.promptTokens + t.usage.promptTokens, outputTokens: u.outputTokens + t.usage.outputTokens } : u), { completions: 0, promptTokens: 0, outputTokens: 0 });
   const sessions = task ? task.samples.length : batch.tasks.reduce((k, t) => k + t.samples.length, 0);
   const th = task ? h?.byTask[task.taskId] : h;
 

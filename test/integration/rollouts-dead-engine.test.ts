@@ -47,7 +47,7 @@ describe('a dead engine', () => {
     apps.push(app);
     const view = await runBatch(app, 'gone');
     expect(view.status).toBe('failed');
-    expect(view.error).toMatch(/^engine gone is unreachable: http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/);
+    expect(view.error).toMatch(/^engine gone: no replica answers its health check: engine unreachable at http:\/\/127\.0\.0\.1:\d+: connect ECONNREFUSED/);
     expect(view.counts.queued).toBe(view.counts.total);
   });
 
