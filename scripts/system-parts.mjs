@@ -6,7 +6,7 @@
 //   ... process.env.DOCKER_HOST now points at a daemon that answers; children inherit it ...
 //   await parts.stop();                         // stops the dockerd it started (nothing else)
 //
-// - bubblewrap: apt-get install bubblewrap when `bwrap` is missing (root only; otherwise a hint).
+// - bubblewrap, patch, git: apt-get install what is missing (root only; otherwise a hint).
 // - Docker: an answering DOCKER_HOST (or /var/run/docker.sock) is used as it is. Otherwise docker.io is
 //   installed when `dockerd` is missing, and a private dockerd is started on its own socket with its own
 //   data-root and exec-root under a temp folder (no bridge, no iptables: tests run containers with
@@ -48,10 +48,16 @@ export function pingDocker(host, timeoutMs = 3000) {
   });
 }
 
-function ensureBwrap(log) {
-  if (process.platform !== 'linux' || onPath('bwrap')) return onPath('bwrap');
-  if (!isRoot()) { log('bubblewrap is missing and this is not root: install the "bubblewrap" package for the sandbox tests'); return false; }
-  return aptInstall(['bubblewrap'], log) && onPath('bwrap');
+/** Commands the sandbox and container-task tests need, by the Debian package that ships them. */
+const COMMANDS = { bwrap: 'bubblewrap', patch: 'patch', git: 'git' };
+
+/** Installs the missing ones in one apt-get call (the test base image copies patch and git from the host). */
+function ensureCommands(log) {
+  if (process.platform !== 'linux') return onPath('bwrap');
+  const missing = Object.entries(COMMANDS).filter(([cmd]) => !onPath(cmd)).map(([, pkg]) => pkg);
+  if (missing.length && !isRoot()) log(`missing and not root: install the Debian packages ${missing.join(', ')} for the sandbox tests`);
+  else if (missing.length) aptInstall(missing, log);
+  return onPath('bwrap');
 }
 
 async function startDockerd(log) {
@@ -109,7 +115,7 @@ async function ensureDocker(log) {
 
 /** Makes bwrap and a Docker daemon available (see the top of this file). Never throws for a missing part. */
 export async function ensureSystemParts({ log = (m) => console.log(`system parts: ${m}`) } = {}) {
-  const bwrap = ensureBwrap(log);
+  const bwrap = ensureCommands(log);
   let docker = null;
   try {
     docker = await ensureDocker(log);

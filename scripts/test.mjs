@@ -70,16 +70,19 @@ step('build', bin('vite'), ['build', '--logLevel', 'warn']);
 // here when missing, DOCKER_HOST exported to the test processes, a dockerd started here stopped at the end.
 const needsSandboxes = !only.length || only.includes('unit+integration') || only.includes('agents');
 const systemParts = needsSandboxes ? await ensureSystemParts() : null;
-step('unit+integration', bin('vitest'), ['run', ...vitestJson('vitest')], countVitest(join(reports, 'vitest.json')));
-if (!only.length || only.includes('python')) ensurePython();
-rmSync(join(reports, 'python.json'), { force: true });
-step('python', 'python3', [join(root, 'clients', 'python', 'tests', 'run.py'), join(reports, 'python.json')], countPython(join(reports, 'python.json')));
-step('agents', bin('vitest'), ['run', '--config', 'vitest.e2e.config.ts', ...vitestJson('agents')], countVitest(join(reports, 'agents.json')));
-if (!only.length || only.includes('ui')) ensureChromium();
-process.env.PLAYWRIGHT_JSON_OUTPUT_NAME = join(reports, 'playwright.json');
-step('ui', bin('playwright'), ['test', '--reporter=list,json'], countPlaywright(join(reports, 'playwright.json')));
-
-await systemParts?.stop();
+try {
+  step('unit+integration', bin('vitest'), ['run', ...vitestJson('vitest')], countVitest(join(reports, 'vitest.json')));
+  if (!only.length || only.includes('python')) ensurePython();
+  rmSync(join(reports, 'python.json'), { force: true });
+  step('python', 'python3', [join(root, 'clients', 'python', 'tests', 'run.py'), join(reports, 'python.json')], countPython(join(reports, 'python.json')));
+  step('agents', bin('vitest'), ['run', '--config', 'vitest.e2e.config.ts', ...vitestJson('agents')], countVitest(join(reports, 'agents.json')));
+  if (!only.length || only.includes('ui')) ensureChromium();
+  process.env.PLAYWRIGHT_JSON_OUTPUT_NAME = join(reports, 'playwright.json');
+  step('ui', bin('playwright'), ['test', '--reporter=list,json'], countPlaywright(join(reports, 'playwright.json')));
+} finally {
+  // A dockerd this run started must not outlive it, whatever a step threw.
+  await systemParts?.stop();
+}
 
 console.log(`\n${failedSteps.length ? `failed steps: ${failedSteps.join(', ')}` : 'all steps passed'}`);
 console.log(`${tally.passed} passed, ${tally.failed} failed, ${tally.skipped} skipped`);
