@@ -5,7 +5,7 @@
 // start marks running batches `interrupted` (sessions are already marked by the store) and kills
 // leftover agent process groups it can prove are its own.
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { z } from 'zod';
@@ -604,7 +604,8 @@ export class RolloutManager {
     if (!task.tests) return undefined;
     if (typeof task.tests === 'string') return isAbsolute(task.tests) ? task.tests : resolve(this.opts.cwd ?? process.cwd(), task.tests);
     const dir = join(root, 'tests');
-    if (!existsSync(dir)) writeFiles(dir, task.tests);
+    rmSync(dir, { recursive: true, force: true }); // always the task's own files, never whatever was left there
+    writeFiles(dir, task.tests);
     return dir;
   }
 

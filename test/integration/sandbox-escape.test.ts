@@ -27,7 +27,7 @@ const CHECK = [
   'test -z "$(ls -A "$HOME")" || { echo "HOME is not fresh" >&2; echo 0; exit 0; }',
   'test "$PYTHONNOUSERSITE" = 1 || { echo "user site on" >&2; echo 0; exit 0; }',
   'if command -v python3 >/dev/null; then test "$(python3 -c "import site; print(site.ENABLE_USER_SITE)")" = False || { echo 0; exit 0; }; fi',
-  'if [ "$(cat answer.txt)" = "$(cat "$ROLLGATE_TESTS_DIR/expected.txt")" ]; then echo 1; else echo 0; fi',
+  'if [ "$(cat answer.txt 2>/dev/null)" = "$(cat "$ROLLGATE_TESTS_DIR/expected.txt")" ]; then echo 1; else echo 0; fi',
   '',
 ].join('\n');
 
@@ -138,6 +138,28 @@ for (const runtime of ['bwrap', 'docker', 'local'] as const) {
       const victimAfter = await app.api(`/api/sessions/${victim.id}`);
       expect(victimAfter).toMatchObject({ status: 'active', completionCount: 0 });
     }, 180_000);
+
+    if (runtime !== 'local') it('a symlink the agent plants at the hidden tests earns no reward', async () => {
+      // The agent links its answer to where the tests used to be mounted, and tries every link out of /work.
+      const plant = 'ln -s /run/rollgate/tests/expected.txt answer.txt; ln -s /etc/hostname host.txt; mkdir d; ln -s ../.. d/up; echo \'print("PLANTED")\' > json.py; echo planted';
+      const { id } = await app.api('/api/batches', {
+        method: 'POST',
+        body: JSON.stringify({
+          runtime, harness: 'command', engine: 'sim-vllm', timeoutMs: 30_000, command: plant,
+          tasks: [{
+            id: 'link', prompt: 'p', tests: { 'expected.txt': 'secret\n' },
+            check: 'ls -A . d >&2; if command -v python3 >/dev/null; then python3 -c "import json" >&2; fi; if [ "$(cat answer.txt 2>/dev/null)" = "$(cat "$ROLLGATE_TESTS_DIR/expected.txt")" ]; then echo 1; else echo 0; fi',
+          }],
+        }),
+      });
+      const sample = (await poll(id)).tasks[0].samples[0];
+      const run = await app.api(`/api/sessions/${sample.sessionId}/run`);
+      expect(run.stdout).toContain('planted');
+      expect(sample, JSON.stringify(run.evaluator)).toMatchObject({ status: 'finished', reward: 0 });
+      expect(run.evaluator.output).not.toMatch(/answer\.txt|host\.txt|\bup\b/);
+      expect(run.evaluator.output).toContain('json.py'); // planted, but python -c does not import it
+      expect(run.evaluator.output).not.toContain('PLANTED');
+    }, 120_000);
 
     it('a timeout and a cancel leave nothing the agent started running', async () => {
       const marker = `${Math.floor(Math.random() * 1e6) + 1000}.${{ bwrap: 3, docker: 4, local: 5 }[runtime]}`;

@@ -13,6 +13,8 @@ export function checkEnv(
     ...given,
     PYTHONNOUSERSITE: '1',
     PYTHONDONTWRITEBYTECODE: '1',
+    // `python -c`/`-m` would otherwise put the work folder first on sys.path: a planted `json.py` runs.
+    PYTHONSAFEPATH: '1',
     ROLLGATE_AGENT_OUTPUT: dirs.output,
     ...(dirs.tests ? { ROLLGATE_TESTS_DIR: dirs.tests } : {}),
   };

@@ -2,11 +2,13 @@
 // the gateway socket in `sock/` (0700), and one fresh `check-N/` per grading command. Sandboxed runtimes
 // mount these at fixed paths (below), so nothing inside a sandbox names a host path except the read-only
 // tools (agent install, Node), which keep theirs.
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { prepareRunDirs, type RunDirs } from './run-dirs.js';
-import type { AgentPaths, PrepareSpec } from './types.js';
+import { CHECK_FILES_DIR, type AgentPaths, type PrepareSpec } from './types.js';
+import { removeEscapingLinks } from './work-links.js';
 
 export const FORWARDER_PATH = join(dirname(fileURLToPath(import.meta.url)), 'forwarder.mjs');
 
@@ -72,8 +74,15 @@ export function toolMounts(tools: string[]): ToolMounts {
 
 let checkCounter = 0;
 
-/** A fresh HOME and TMPDIR for one grading command (nothing the agent wrote), plus the agent's output as a file. */
-export function freshCheckDirs(root: string, agentOutput: string): { home: string; tmp: string; output: string } {
+/**
+ * A fresh HOME and TMPDIR for one grading command (nothing the agent wrote), the agent's output as a file,
+ * and where this check sees the hidden tests: a path with a random suffix, so no link the agent planted
+ * can name it. Symlinks in `work` that lead outside it are removed first.
+ */
+export function freshCheckDirs(
+  root: string, agentOutput: string, work?: { host: string; sandbox: string },
+): { home: string; tmp: string; output: string; tests: string } {
+  if (work) removeEscapingLinks(work.host, work.sandbox);
   const dir = join(root, `check-${++checkCounter}`);
   rmSync(dir, { recursive: true, force: true });
   const home = join(dir, 'home');
@@ -82,5 +91,5 @@ export function freshCheckDirs(root: string, agentOutput: string): { home: strin
   mkdirSync(tmp, { recursive: true });
   const output = join(dir, 'agent-output.txt');
   writeFileSync(output, agentOutput);
-  return { home, tmp, output };
+  return { home, tmp, output, tests: `${CHECK_FILES_DIR}-${randomBytes(12).toString('hex')}` };
 }

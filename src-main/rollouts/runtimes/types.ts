@@ -78,7 +78,7 @@ export interface CheckSpec {
   /** A shell command line, run with `/bin/sh -c` in the (agent's) work folder. */
   command: string;
   env: Record<string, string>;
-  /** A host folder of check files, mounted read-only at `CHECK_FILES_DIR` (the task's hidden tests). */
+  /** A host folder of check files, mounted read-only at `CHECK_FILES_DIR-<random>` (the task's hidden tests). */
   checkFiles?: string;
   /** The agent's stdout, given to the check as the file `$ROLLGATE_AGENT_OUTPUT`. */
   agentOutput: string;
@@ -88,7 +88,7 @@ export interface CheckSpec {
   fromImage?: boolean;
 }
 
-/** Where a check sees the task's hidden tests. */
+/** Where a check sees the task's hidden tests: this plus a random suffix per check (`$ROLLGATE_TESTS_DIR`). */
 export const CHECK_FILES_DIR = '/run/rollgate/tests';
 
 export interface Sandbox {

@@ -8,7 +8,7 @@ import { checkEnv } from '../check-env.js';
 import { FORWARDER_PATH, IN, freshCheckDirs, prepareLayout, toolMounts } from '../layout.js';
 import { runProcess } from '../process.js';
 import { SANDBOX_SYSTEM_PATH, nodeBinDir, nodeExecutable, writeFiles } from '../run-dirs.js';
-import { CHECK_FILES_DIR, DEFAULT_LIMITS, type Runtime, type Sandbox } from '../types.js';
+import { DEFAULT_LIMITS, type Runtime, type Sandbox } from '../types.js';
 import { bwrapArgs, type BwrapMount } from './args.js';
 
 let probe: { ok: true } | { ok: false; reason: string } | null = null;
@@ -57,17 +57,17 @@ export const bwrapRuntime: Runtime = {
         });
       },
       check(check, opts) {
-        const fresh = freshCheckDirs(host.root, check.agentOutput);
+        const fresh = freshCheckDirs(host.root, check.agentOutput, { host: host.work, sandbox: paths.work });
         const mounts: BwrapMount[] = [
           { host: host.work, sandbox: paths.work, mode: 'rw' },
           { host: fresh.home, sandbox: paths.home, mode: 'rw' },
           { host: fresh.tmp, sandbox: paths.tmp, mode: 'rw' },
           { host: fresh.output, sandbox: IN.agentOutput, mode: 'ro' },
-          ...(check.checkFiles ? [{ host: check.checkFiles, sandbox: CHECK_FILES_DIR, mode: 'ro' as const }] : []),
+          ...(check.checkFiles ? [{ host: check.checkFiles, sandbox: fresh.tests, mode: 'ro' as const }] : []),
           ...(check.outputDir ? [{ host: check.outputDir.host, sandbox: check.outputDir.sandbox, mode: 'rw' as const }] : []),
           ...tools,
         ];
-        const env = checkEnv({ home: paths.home, tmp: paths.tmp, output: IN.agentOutput, tests: check.checkFiles ? CHECK_FILES_DIR : undefined }, check.env, SANDBOX_SYSTEM_PATH, mapped.map(nodeBinDir()));
+        const env = checkEnv({ home: paths.home, tmp: paths.tmp, output: IN.agentOutput, tests: check.checkFiles ? fresh.tests : undefined }, check.env, SANDBOX_SYSTEM_PATH, mapped.map(nodeBinDir()));
         const args = bwrapArgs({ mounts, cwd: paths.work, limits, command: ['/bin/sh', '-c', check.command] });
         return runProcess({ file: 'bwrap', args, cwd: host.root, env, timeoutMs: opts.timeoutMs, signal: opts.signal, maxOutputBytes: opts.maxOutputBytes });
       },

@@ -9,7 +9,7 @@ import Docker from 'dockerode';
 import { checkEnv } from '../check-env.js';
 import { FORWARDER_PATH, IN, freshCheckDirs, prepareLayout, toolMounts } from '../layout.js';
 import { SANDBOX_SYSTEM_PATH, nodeBinDir, nodeExecutable, writeFiles } from '../run-dirs.js';
-import { CHECK_FILES_DIR, DEFAULT_LIMITS, type Runtime, type Sandbox } from '../types.js';
+import { DEFAULT_LIMITS, type Runtime, type Sandbox } from '../types.js';
 import { ensureBaseImage } from './base-image.js';
 import { runContainer } from './container.js';
 
@@ -95,15 +95,15 @@ export const dockerRuntime: Runtime = {
         return result;
       },
       async check(check, opts) {
-        const fresh = freshCheckDirs(host.root, check.agentOutput);
+        const fresh = freshCheckDirs(host.root, check.agentOutput, spec.workFromImage ? undefined : { host: host.work, sandbox: paths.work });
         const binds = [
           ...(spec.workFromImage ? [] : [`${host.work}:${paths.work}`]),
           `${fresh.home}:${paths.home}`, `${fresh.tmp}:${paths.tmp}`, `${fresh.output}:${IN.agentOutput}:ro`,
-          ...(check.checkFiles ? [`${check.checkFiles}:${CHECK_FILES_DIR}:ro`] : []),
+          ...(check.checkFiles ? [`${check.checkFiles}:${fresh.tests}:ro`] : []),
           ...(check.outputDir ? [`${check.outputDir.host}:${check.outputDir.sandbox}`] : []),
           ...tools,
         ];
-        const env = checkEnv({ home: paths.home, tmp: paths.tmp, output: IN.agentOutput, tests: check.checkFiles ? CHECK_FILES_DIR : undefined }, check.env, SANDBOX_SYSTEM_PATH, mapped.map(nodeBinDir()));
+        const env = checkEnv({ home: paths.home, tmp: paths.tmp, output: IN.agentOutput, tests: check.checkFiles ? fresh.tests : undefined }, check.env, SANDBOX_SYSTEM_PATH, mapped.map(nodeBinDir()));
         const { container: _c, ...result } = await runContainer(docker, {
           image: check.fromImage ? image : snapshot ?? image, workdir: paths.work, binds, limits, labels, env, cmd: ['/bin/sh', '-c', check.command], readonlyRootfs,
         }, opts);

@@ -31,7 +31,7 @@ export const localRuntime: Runtime = {
         return result;
       },
       check(check, opts) {
-        const fresh = freshCheckDirs(dirs.root, check.agentOutput);
+        const fresh = freshCheckDirs(dirs.root, check.agentOutput, { host: dirs.work, sandbox: dirs.work });
         const env = checkEnv({ ...fresh, tests: check.checkFiles }, check.env);
         return runShell(check.command, { cwd: dirs.work, env, timeoutMs: opts.timeoutMs, signal: opts.signal, maxOutputBytes: opts.maxOutputBytes });
       },
