@@ -122,7 +122,9 @@ export async function handleCompletion(
     }
     if (err instanceof StoreUnavailableError) {
       // The database is locked elsewhere: nothing can be recorded now, so nothing is acknowledged; the agent
-      // retries after Retry-After.
+      // retries after Retry-After. Its intent goes too (queued, so it commits once the lock goes): left behind it
+      // would become a lost-in-crash call at the next start and mask the agent's successful retry.
+      deps.store.writer.dropIntent(state.id).catch((e) => req.log.error({ err: e }, 'could not drop a call intent'));
       if (clientGone) { reply.raw.destroy(); return; }
       if (encoder) {
         logServerError(req, 503, err.message);

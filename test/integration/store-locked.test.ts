@@ -51,4 +51,35 @@ describe('the database is locked by another connection', () => {
     expect((await call('openai-chat', s.key, false)).status).toBe(200);
     expect((await app.api(`/api/sessions/${s.id}`)).completionCount).toBe(before + 1);
   }, 60_000);
+
+  it('a call whose record is refused (503 after the engine answered) leaves no intent behind to be called lost at the next start', async () => {
+    const s = await app.createSession({ engine: 'sim-vllm' });
+    const c = dialectCall('openai-chat', app.url, s.key, { stream: true, maxTokens: 200 });
+    const res = await fetch(c.url, c.init);
+    const reader = res.body!.getReader();
+    // Output flows only after the call's intent was committed; from here on the engine answer cannot be.
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain('data:');
+    const locker = new Database(app.store.path);
+    locker.exec('BEGIN IMMEDIATE');
+    let text = '';
+    try {
+      for (;;) { const r = await reader.read(); if (r.done) break; text += new TextDecoder().decode(r.value); }
+    } finally {
+      locker.exec('COMMIT');
+      locker.close();
+    }
+    expect(text).toMatch(/store is busy/);
+    await app.store.writer.flush();
+    const reader2 = new Database(app.store.path, { readonly: true });
+    try {
+      expect(reader2.prepare('SELECT COUNT(*) AS n FROM call_intents WHERE session_id = ?').get(s.id)).toEqual({ n: 0 });
+    } finally {
+      reader2.close();
+    }
+    // The agent's retry is the session's only turn; nothing is incomplete.
+    expect((await call('openai-chat', s.key, false)).status).toBe(200);
+    const session = await app.api(`/api/sessions/${s.id}`);
+    expect(session.completionCount).toBe(1);
+    expect(session.custody).not.toBe('incomplete');
+  }, 60_000);
 });
