@@ -93,14 +93,15 @@ describe('capture health', () => {
     expect(h.scope).toEqual({ batchId: null, engineId: null, builder: 'prefix-merge' });
     const faulty = h.byEngine.faulty;
     expect(faulty).toMatchObject({ sessions: 3, incompleteSessions: 3, completions: 9, incompleteCompletions: 3, retries: 0 });
-    expect(faulty.maskReasons).toEqual({ 'missing-ids': 1, 'logprob-count': 1, 'engine-error-mid-stream': 1 });
+    // Each faulty session: the trace that went on past the bad call, and the one it extended (cut short there).
+    expect(faulty.maskReasons).toEqual({ 'missing-ids': 2, 'logprob-count': 2, 'engine-error-mid-stream': 2 });
     expect(faulty.maskedFraction).toBeCloseTo(faulty.maskedTraces / faulty.traces);
     expect(faulty.promptReuse).toEqual({ turns: 0, reused: 0, rate: null }); // chat mode: not measured
     const tokens = h.byEngine.tokens;
     expect(tokens).toMatchObject({ sessions: 1, incompleteSessions: 0, traces: 1, maskedTraces: 0, maskedFraction: 0, meanCompletionsPerTrace: 3 });
     expect(tokens.promptReuse).toEqual({ turns: 2, reused: 2, rate: 1 });
     expect(h.overall.sessions).toBe(4);
-    expect(h.overall.maskedTraces).toBe(3);
+    expect(h.overall.maskedTraces).toBe(6);
     const only = await app.api('/api/capture-health?engine=tokens');
     expect(Object.keys(only.byEngine)).toEqual(['tokens']);
     expect((await fetch(`${app.url}/api/capture-health?batch=nope`)).status).toBe(404);
