@@ -142,6 +142,7 @@ for (const runtime of ['bwrap', 'docker', 'local'] as const) {
     if (runtime !== 'local') it('a symlink the agent plants at the hidden tests earns no reward', async () => {
       // The agent links its answer to where the tests used to be mounted, and tries every link out of /work.
       const plant = 'ln -s /run/rollgate/tests/expected.txt answer.txt; ln -s /etc/hostname host.txt; mkdir d; ln -s ../.. d/up; echo \'print("PLANTED")\' > json.py; echo planted;'
+        + ' echo "cpu quota $(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us 2>/dev/null || cut -d" " -f1 /sys/fs/cgroup/cpu.max)";'
         + ' for f in /etc/shadow /etc/ssh /etc/ssl/private; do ls -d $f >/dev/null 2>&1 && echo "host secret $f" || echo "no $f"; done';
       const { id } = await app.api('/api/batches', {
         method: 'POST',
@@ -159,11 +160,26 @@ for (const runtime of ['bwrap', 'docker', 'local'] as const) {
       // bwrap binds only the /etc files tools need (docker has its image's own /etc)
       if (runtime === 'bwrap') expect(run.stdout).not.toContain('host secret');
       if (runtime === 'bwrap') expect(run.stdout).toContain('no /etc/shadow');
+      // docker runs get a CPU quota even when the task names none
+      if (runtime === 'docker') expect(run.stdout).toMatch(/^cpu quota [1-9]\d*$/m);
       expect(sample, JSON.stringify(run.evaluator)).toMatchObject({ status: 'finished', reward: 0 });
       expect(run.evaluator.output).not.toMatch(/answer\.txt|host\.txt|\bup\b/);
       expect(run.evaluator.output).toContain('json.py'); // planted, but python -c does not import it
       expect(run.evaluator.output).not.toContain('PLANTED');
     }, 120_000);
+
+    // local runs can write next to their work folder: a tests/ folder planted there must not become the check's.
+    if (runtime === 'local') it('the task\'s hidden tests are written afresh, over any tests/ folder the agent planted', async () => {
+      const { id } = await app.api('/api/batches', {
+        method: 'POST',
+        body: JSON.stringify({
+          runtime, harness: 'command', timeoutMs: 30_000, command: 'mkdir -p ../tests && echo mine > ../tests/expected.txt && echo mine > answer.txt',
+          tasks: [{ id: 'plant', prompt: 'p', tests: { 'expected.txt': 'secret\n' }, check: 'if [ "$(cat answer.txt)" = "$(cat "$ROLLGATE_TESTS_DIR/expected.txt")" ]; then echo 1; else echo 0; fi' }],
+        }),
+      });
+      const sample = (await poll(id)).tasks[0].samples[0];
+      expect(sample).toMatchObject({ status: 'finished', reward: 0 });
+    }, 60_000);
 
     it('a timeout and a cancel leave nothing the agent started running', async () => {
       const marker = `${Math.floor(Math.random() * 1e6) + 1000}.${{ bwrap: 3, docker: 4, local: 5 }[runtime]}`;
