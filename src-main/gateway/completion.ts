@@ -80,6 +80,8 @@ export async function handleCompletion(
   });
 
   const run = poolRun.events;
+  // Once the ok record is committed it stands: a failure after it (sending the answer) writes no second record.
+  let committed = false;
   try {
     let step = await run.next();
     while (!step.done) {
@@ -103,6 +105,7 @@ export async function handleCompletion(
       status: 'ok', requestServed: redactSecrets(result.requestServed), response, finishReason: response.finish_reason, usage,
       promptIds: result.promptIds, outputIds: result.outputIds, outputLogprobs: result.outputLogprobs,
     }), { bodyHash });
+    committed = true;
     deps.turns.remember(session.id, { request: canonical, capture: result });
     deps.events.emit({ type: 'completion', sessionId: session.id, id: state.id, status: 'ok' });
     const answer = canonical.logprobs ? withSampledLogprobs(response, result) : response;
@@ -142,11 +145,15 @@ export async function handleCompletion(
     const incomplete: IncompleteReason | null = err instanceof CaptureError ? err.reason
       : !aborted && encoder !== null ? 'engine-error-mid-stream' : null;
     const recorded: CompletionStatus = incomplete ? 'incomplete' : aborted ? 'aborted' : 'error';
-    await deps.store.writer.putCompletion(record({
-      status: recorded, error: incomplete ? `${incomplete}: ${message}` : message, ...(incomplete ? { incompleteReason: incomplete } : {}),
-    }), { bodyHash })
-      .catch((e) => req.log.error({ err: e }, 'could not record failed completion'));
-    deps.events.emit({ type: 'completion', sessionId: session.id, id: state.id, status: recorded });
+    if (committed) {
+      req.log.error({ err }, 'failed after its completion was recorded');
+    } else {
+      await deps.store.writer.putCompletion(record({
+        status: recorded, error: incomplete ? `${incomplete}: ${message}` : message, ...(incomplete ? { incompleteReason: incomplete } : {}),
+      }), { bodyHash })
+        .catch((e) => req.log.error({ err: e }, 'could not record failed completion'));
+      deps.events.emit({ type: 'completion', sessionId: session.id, id: state.id, status: recorded });
+    }
     if (clientGone) { reply.raw.destroy(); return; }
     if (encoder) {
       if (status >= 500 || status < 400) logServerError(req, status >= 400 ? status : 502, message);

@@ -28,18 +28,12 @@ import { SANDBOX_SYSTEM_PATH, baseEnv, nodeBinDir, writeFiles } from './runtimes
 import { BUILTIN_AGENT_PATH } from './harnesses/index.js';
 import { agentInstallDir } from './install.js';
 import { engineFailureOf } from './engine-failure.js';
+import { builtinFinalResponse } from './final-response.js';
 import { DatasetError, evaluatorSpec, loadDataset, validateTasks, type EvaluatorSpec, type Task } from './tasks.js';
 import { verifyHarbor, verifySweBench, type RunContainerCheck } from './container-check.js';
 import { ImageBuilder } from './images/builder.js';
 import { TaskImages, type TaskImage } from './images/task-images.js';
 import { dockerClient, removeRunContainers } from './runtimes/docker/index.js';
-
-/** The builtin agent names the response its answer came from on stderr (the trace that earns the reward). */
-function finalResponseOf(harness: string, stderr: string | null | undefined): { finalResponseId?: string } {
-  if (harness !== 'builtin' || !stderr) return {};
-  const m = /^rollgate-final-response: (\S+)$/m.exec(stderr);
-  return m ? { finalResponseId: m[1]! } : {};
-}
 
 /** Session metadata without per-trace rewards: those come only from the evaluator or the trainer. */
 function ownMetadata(m: Record<string, unknown>): Record<string, unknown> {
@@ -582,7 +576,7 @@ export class RolloutManager {
       status, reward, finishedAt: Date.now(),
       metadata: withTraceRewards({
         ...ownMetadata(current?.metadata ?? metadata), outcome, exitCode: result.exitCode, durationMs: result.durationMs,
-        ...finalResponseOf(b.harness.name, result.stderr),
+        ...builtinFinalResponse(b.harness.name, outcome, store.completions.listBySession(session.id)),
         evaluator: { type: verdict.type, reward: verdict.reward, ...(verdict.error ? { error: verdict.error } : {}) },
         ...(error ? { error } : {}),
       }, verdict.traceRewards),

@@ -49,7 +49,7 @@ export class CompletionsRepo {
     private readonly db: Database.Database,
     private readonly openReader: () => Database.Database,
   ) {
-    this.insertStmt = db.prepare(`INSERT OR REPLACE INTO completions
+    this.insertStmt = db.prepare(`INSERT INTO completions
       (id, session_id, seq, dialect, engine_id, replica, policy_version, request_received, request_served, response,
        finish_reason, usage, queue_ms, ttft_ms, total_ms, status, error, retry_of, created_at, body_hash,
        n_prompt, n_output, incomplete_reason, parent_id, prompt_base, prompt_ids, output_ids, output_logprobs)

@@ -141,7 +141,9 @@ for (const runtime of ['bwrap', 'docker', 'local'] as const) {
 
     if (runtime !== 'local') it('a symlink the agent plants at the hidden tests earns no reward', async () => {
       // The agent links its answer to where the tests used to be mounted, and tries every link out of /work.
-      const plant = 'ln -s /run/rollgate/tests/expected.txt answer.txt; ln -s /etc/hostname host.txt; mkdir d; ln -s ../.. d/up; echo \'print("PLANTED")\' > json.py; echo planted';
+      const plant = 'ln -s /run/rollgate/tests/expected.txt answer.txt; ln -s /etc/hostname host.txt; mkdir d; ln -s ../.. d/up; echo \'print("PLANTED")\' > json.py; echo planted;'
+        + ' echo "cpu quota $(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us 2>/dev/null || cut -d" " -f1 /sys/fs/cgroup/cpu.max)";'
+        + ' for f in /etc/shadow /etc/ssh /etc/ssl/private; do ls -d $f >/dev/null 2>&1 && echo "host secret $f" || echo "no $f"; done';
       const { id } = await app.api('/api/batches', {
         method: 'POST',
         body: JSON.stringify({
@@ -155,6 +157,11 @@ for (const runtime of ['bwrap', 'docker', 'local'] as const) {
       const sample = (await poll(id)).tasks[0].samples[0];
       const run = await app.api(`/api/sessions/${sample.sessionId}/run`);
       expect(run.stdout).toContain('planted');
+      // bwrap binds only the /etc files tools need (docker has its image's own /etc)
+      if (runtime === 'bwrap') expect(run.stdout).not.toContain('host secret');
+      if (runtime === 'bwrap') expect(run.stdout).toContain('no /etc/shadow');
+      // docker runs get a CPU quota even when the task names none
+      if (runtime === 'docker') expect(run.stdout).toMatch(/^cpu quota [1-9]\d*$/m);
       expect(sample, JSON.stringify(run.evaluator)).toMatchObject({ status: 'finished', reward: 0 });
       expect(run.evaluator.output).not.toMatch(/answer\.txt|host\.txt|\bup\b/);
       expect(run.evaluator.output).toContain('json.py'); // planted, but python -c does not import it

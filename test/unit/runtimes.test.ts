@@ -42,15 +42,17 @@ describe('bwrap command line', () => {
   it('shares no namespace, drops capabilities, dies with its parent, and applies limits before the command', () => {
     const args = bwrapArgs({ mounts: [{ host: '/h/work', sandbox: '/work', mode: 'rw' }, { host: '/h/tool', sandbox: '/run/rollgate/tools/0/tool', mode: 'ro' }], cwd: '/work', limits: DEFAULT_LIMITS, command: ['node', 'x.js'], system: ['--ro-bind', '/usr', '/usr'] });
     expect(args.slice(0, 6)).toEqual(['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--ro-bind']);
-    expect(args.join(' ')).toContain('--bind /h/work /work --ro-bind /h/tool /run/rollgate/tools/0/tool --chdir /work -- prlimit');
+    expect(args.join(' ')).toContain('--bind /h/work /work --ro-bind /h/tool /run/rollgate/tools/0/tool --remount-ro / --chdir /work -- prlimit');
     expect(args.slice(-2)).toEqual(['node', 'x.js']);
     expect(limitArgs({ memoryMb: 1, processes: 2, fileSizeMb: 3, cpuSeconds: 4 })).toEqual(['prlimit', '--nproc=2', `--data=${1 << 20}`, `--fsize=${3 << 20}`, '--cpu=4', '--core=0', '--']);
   });
 
-  it('mounts the merged-/usr links as links and nothing of /home, /root, /tmp or /var', () => {
-    const links = new Map([['/bin', 'usr/bin'], ['/lib', 'usr/lib']]);
-    const args = systemArgs((p) => ['/usr', '/etc', '/bin', '/lib', '/home'].includes(String(p)), ((p: string) => ({ isSymbolicLink: () => links.has(p) })) as never, ((p: string) => links.get(p)) as never);
-    expect(args).toEqual(['--ro-bind', '/usr', '/usr', '--ro-bind', '/etc', '/etc', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib']);
+  it('mounts the merged-/usr links as links, only the listed /etc files, and nothing of /home, /root, /tmp or /var', () => {
+    const links = new Map([['/bin', 'usr/bin'], ['/lib', 'usr/lib'], ['/etc/localtime', '/usr/share/zoneinfo/Etc/UTC']]);
+    const present = ['/usr', '/etc', '/bin', '/lib', '/home', '/etc/passwd', '/etc/shadow', '/etc/ssh', '/etc/ssl/private', '/etc/localtime'];
+    const args = systemArgs((p) => present.includes(String(p)), ((p: string) => ({ isSymbolicLink: () => links.has(p) })) as never, ((p: string) => links.get(p)) as never);
+    expect(args).toEqual(['--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib',
+      '--ro-bind', '/etc/passwd', '/etc/passwd', '--symlink', '/usr/share/zoneinfo/Etc/UTC', '/etc/localtime']);
   });
 });
 

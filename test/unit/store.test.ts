@@ -228,6 +228,16 @@ describe('completions repository', () => {
     expect(s.completions.get(rec.id)).toEqual(rec);
   });
 
+  it('a second record under an acknowledged id is an error and leaves the first untouched', async () => {
+    const s = mk();
+    const sess = s.sessions.create(session());
+    const rec = completion(sess.id, 0, 8);
+    await s.writer.putCompletion(rec);
+    const again = { ...rec, status: 'error' as const, error: 'late failure', response: null };
+    await expect(s.writer.putCompletion(again)).rejects.toThrow(/UNIQUE|PRIMARY KEY/i);
+    expect(s.completions.get(rec.id)).toEqual(rec);
+  });
+
   it('rejects a record whose logprobs and ids differ in length (and nothing else)', async () => {
     const s = mk();
     const sess = s.sessions.create(session());

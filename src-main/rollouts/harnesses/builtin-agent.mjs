@@ -195,7 +195,7 @@ async function main() {
   const messages = [{ role: 'system', content: SYSTEM }, { role: 'user', content: prompt }];
   let last = '';
   for (let turn = 1; turn <= maxTurns; turn++) {
-    const { message, finish, id } = await complete(messages);
+    const { message, finish } = await complete(messages);
     const assistant = { role: 'assistant', content: message.content || (message.tool_calls.length ? null : '') };
     if (message.reasoning) assistant.reasoning = message.reasoning;
     if (message.tool_calls.length) assistant.tool_calls = message.tool_calls;
@@ -203,8 +203,6 @@ async function main() {
     last = finalText(message.content);
     if (!message.tool_calls.length) {
       log(`turn ${turn}: final answer (finish_reason ${finish})`);
-      // Which response the answer came from: the rollout manager gives that trace the outcome reward.
-      if (id) process.stderr.write(`rollgate-final-response: ${id}\n`);
       process.stdout.write(`${last}\n`);
       return 0;
     }

@@ -2,6 +2,7 @@
 // backend: prepare (run folder, mounts, the session's way in) → launch (the agent) → check (each grading
 // command, in a fresh sandbox once every agent process is gone) → dispose. The rollout manager calls
 // nothing else that touches the host: no spawn, no kill, no file write outside a runtime.
+import { availableParallelism } from 'node:os';
 import type { ProcessResult } from './process.js';
 
 export type RuntimeName = 'bwrap' | 'docker' | 'local';
@@ -18,11 +19,14 @@ export interface SandboxLimits {
   fileSizeMb: number;
   /** CPU seconds per process (bwrap only; docker runs are bounded by the timeout). */
   cpuSeconds: number;
-  /** CPUs the container may use (docker only; Harbor `cpus`). Unset: no CPU limit. */
+  /** CPUs the container may use (docker only; Harbor `cpus`). Unset: `DEFAULT_DOCKER_CPUS`. */
   cpus?: number;
 }
 
 export const DEFAULT_LIMITS: SandboxLimits = { memoryMb: 8192, processes: 4096, fileSizeMb: 4096, cpuSeconds: 3600 };
+
+/** A docker run's CPU quota when the task names none: two CPUs, or fewer on a smaller host (docker refuses more than it has). */
+export const DEFAULT_DOCKER_CPUS = Math.min(2, availableParallelism());
 
 /** The one way out of a sandbox: a per-run Unix socket serving only that run's session routes. */
 export interface GatewayLink {

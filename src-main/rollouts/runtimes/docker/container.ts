@@ -4,7 +4,7 @@
 import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import { BoundedCapture, DEFAULT_MAX_OUTPUT, type ProcessResult } from '../process.js';
-import type { RunOptions, SandboxLimits } from '../types.js';
+import { DEFAULT_DOCKER_CPUS, type RunOptions, type SandboxLimits } from '../types.js';
 
 export interface ContainerSpec {
   image: string;
@@ -45,7 +45,7 @@ export async function runContainer(docker: Docker, spec: ContainerSpec, opts: Ru
       HostConfig: {
         NetworkMode: 'none', Binds: spec.binds,
         Memory: spec.limits.memoryMb * mb, MemorySwap: spec.limits.memoryMb * mb, PidsLimit: spec.limits.processes,
-        ...(spec.limits.cpus ? { NanoCpus: Math.round(spec.limits.cpus * 1e9) } : {}),
+        NanoCpus: Math.round((spec.limits.cpus ?? DEFAULT_DOCKER_CPUS) * 1e9),
         Ulimits: [{ Name: 'fsize', Soft: spec.limits.fileSizeMb * mb, Hard: spec.limits.fileSizeMb * mb }, { Name: 'core', Soft: 0, Hard: 0 }],
         SecurityOpt: ['no-new-privileges'], ReadonlyRootfs: spec.readonlyRootfs, ...(spec.dropCapabilities ? { CapDrop: ['ALL'] } : {}),
       },
