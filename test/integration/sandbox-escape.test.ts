@@ -168,6 +168,19 @@ for (const runtime of ['bwrap', 'docker', 'local'] as const) {
       expect(run.evaluator.output).not.toContain('PLANTED');
     }, 120_000);
 
+    // local runs can write next to their work folder: a tests/ folder planted there must not become the check's.
+    if (runtime === 'local') it('the task\'s hidden tests are written afresh, over any tests/ folder the agent planted', async () => {
+      const { id } = await app.api('/api/batches', {
+        method: 'POST',
+        body: JSON.stringify({
+          runtime, harness: 'command', timeoutMs: 30_000, command: 'mkdir -p ../tests && echo mine > ../tests/expected.txt && echo mine > answer.txt',
+          tasks: [{ id: 'plant', prompt: 'p', tests: { 'expected.txt': 'secret\n' }, check: 'if [ "$(cat answer.txt)" = "$(cat "$ROLLGATE_TESTS_DIR/expected.txt")" ]; then echo 1; else echo 0; fi' }],
+        }),
+      });
+      const sample = (await poll(id)).tasks[0].samples[0];
+      expect(sample).toMatchObject({ status: 'finished', reward: 0 });
+    }, 60_000);
+
     it('a timeout and a cancel leave nothing the agent started running', async () => {
       const marker = `${Math.floor(Math.random() * 1e6) + 1000}.${{ bwrap: 3, docker: 4, local: 5 }[runtime]}`;
       const daemon = `setsid sh -c 'sleep ${marker}' & sleep ${marker} & wait`;
