@@ -1,7 +1,7 @@
 // Grading container tasks (DESIGN §7), after the agent's container is gone. Both kinds run through the
 // runtime's `check` (a fresh container; nothing here starts one):
-// - Harbor: tests/ is copied to /tests in a container started from a snapshot of the agent's finished
-//   one, /logs/verifier is a fresh host folder mounted in, `bash /tests/test.sh` runs in the task's
+// - Harbor: tests/ is copied to /tests in a fresh container of the task's own image holding only the
+//   agent's work folder (a replaced binary or a planted site-packages hook elsewhere is gone), /logs/verifier is a fresh host folder mounted in, `bash /tests/test.sh` runs in the task's
 //   workdir, and the reward is read from that host folder (harbor/reward.ts).
 // - SWE-bench-style rows: the agent's diff (against base_commit, else HEAD) is taken from the snapshot,
 //   then applied in a clean container from the task's own image, with test_patch, and the listed tests
@@ -23,6 +23,8 @@ export interface ContainerCheck {
   outputDir?: { host: string; sandbox: string };
   /** Start from the task's own image instead of the snapshot of the agent's container. */
   fromImage?: boolean;
+  /** Start from the task's own image with only this folder carried over from the agent's container. */
+  carryWork?: string;
   timeoutMs: number;
 }
 
@@ -76,10 +78,11 @@ export async function verifyHarbor(task: Task, workdir: string, runRoot: string,
     `cd ${shellQuote(workdir)} 2>/dev/null || cd /`,
     'bash /tests/test.sh',
   ].join('\n');
-  const r = await run({ command, env: { ...h.verifierEnv }, checkFiles: h.testsDir, outputDir: { host: logs, sandbox: VERIFIER_LOGS }, timeoutMs });
+  const r = await run({ command, env: { ...h.verifierEnv }, checkFiles: h.testsDir, outputDir: { host: logs, sandbox: VERIFIER_LOGS }, carryWork: workdir, timeoutMs });
   const output = describe(r);
   const failed = failure(r, 'the verifier', timeoutMs);
   if (failed) return { type: 'harbor', reward: 0, output, error: failed };
+  if (r.exitCode === 89) return { type: 'harbor', reward: 0, output, error: `could not carry the agent's work folder ${workdir} into the verifier container` };
   if (r.exitCode === 90) return { type: 'harbor', reward: 0, output, error: 'could not copy tests/ to /tests in the verifier container' };
   const got = readHarborReward(logs);
   if (got.error) return { type: 'harbor', reward: 0, output, error: got.error };

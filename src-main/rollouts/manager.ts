@@ -545,7 +545,7 @@ export class RolloutManager {
     const checkGiven = { ROLLGATE_SESSION_ID: session.id, ROLLGATE_TASK_ID: task.id, ...(task.expected !== undefined ? { ROLLGATE_EXPECTED: task.expected } : {}) };
     const box = sandbox;
     const runContainerCheck: RunContainerCheck | null = box && (task.harbor || task.swebench) ? (c) => box.check(
-      { command: c.command, env: { ...checkGiven, ...c.env }, checkFiles: c.checkFiles, outputDir: c.outputDir, fromImage: c.fromImage, agentOutput: result.stdout },
+      { command: c.command, env: { ...checkGiven, ...c.env }, checkFiles: c.checkFiles, outputDir: c.outputDir, fromImage: c.fromImage, carryWork: c.carryWork, agentOutput: result.stdout },
       { timeoutMs: c.timeoutMs, signal: b.abort.signal, maxOutputBytes: 64 * 1024 },
     ) : null;
     const verdict: EvaluatorVerdict = taskError

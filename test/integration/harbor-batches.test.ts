@@ -124,6 +124,23 @@ describe('Harbor example tasks under docker', () => {
     expect(out).toMatch(/^CPU: 100000\b/m);
     expect(out).not.toMatch(/greet\.sh "\$name"|Verifier/);
   });
+
+  it('the verifier runs in a fresh container of the task image: a bash or python hook the agent planted is gone', async () => {
+    const forger = '#!/bin/sh\nmkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt\n';
+    const attack = [
+      // The verifier runs `bash /tests/test.sh`: replace bash (unlink first: the running one is busy).
+      `printf '${forger}' > /tmp/forger && chmod 755 /tmp/forger && rm -f /usr/bin/bash && cp /tmp/forger /usr/bin/bash`,
+      'mkdir -p /usr/lib/python3/dist-packages && echo "import os" > /usr/lib/python3/dist-packages/sitecustomize.py',
+      'head -2 /usr/bin/bash | tail -1 | grep -q reward.txt && echo PLANTED',
+      // Work the agent did in its work folder still counts.
+      'echo kept > /app/agent-note.txt',
+    ].join('; ');
+    const { view } = await run({ dataset: examples, harness: 'command', command: attack });
+    const greet = app.store.runs.get(sampleOf(view, 'fix-greeting').sessionId)!;
+    expect(greet.stdout).toMatch(/PLANTED/);
+    expect(rewards(view)).toEqual({ 'fix-greeting': 0, 'make-test-pass': 0 });
+    expect(greet.evaluator?.output).toMatch(/FAIL: greet\.sh/);
+  });
 });
 
 describe('broken task folders', () => {

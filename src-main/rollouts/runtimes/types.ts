@@ -90,6 +90,11 @@ export interface CheckSpec {
   outputDir?: { host: string; sandbox: string };
   /** docker with `workFromImage`: start from the task's own image, not the snapshot of the agent's container (SWE-bench's clean check). */
   fromImage?: boolean;
+  /**
+   * docker with `workFromImage`: start from the task's own image and carry over only this folder of the
+   * agent's container (Harbor's verifier): nothing the agent changed outside it is seen.
+   */
+  carryWork?: string;
 }
 
 /** Where a check sees the task's hidden tests: this plus a random suffix per check (`$ROLLGATE_TESTS_DIR`). */

@@ -19,6 +19,8 @@ export interface ContainerSpec {
   keep?: boolean;
   /** The image's own filesystem is read-only (everything writable is a mount). */
   readonlyRootfs: boolean;
+  /** No Linux capabilities at all (the agent's containers: as root it still owns root's files, nothing more). */
+  dropCapabilities?: boolean;
 }
 
 const sink = (capture: BoundedCapture) => new Writable({ write(chunk: Buffer, _enc, cb) { capture.push(chunk); cb(); } });
@@ -45,7 +47,7 @@ export async function runContainer(docker: Docker, spec: ContainerSpec, opts: Ru
         Memory: spec.limits.memoryMb * mb, MemorySwap: spec.limits.memoryMb * mb, PidsLimit: spec.limits.processes,
         NanoCpus: Math.round((spec.limits.cpus ?? DEFAULT_DOCKER_CPUS) * 1e9),
         Ulimits: [{ Name: 'fsize', Soft: spec.limits.fileSizeMb * mb, Hard: spec.limits.fileSizeMb * mb }, { Name: 'core', Soft: 0, Hard: 0 }],
-        SecurityOpt: ['no-new-privileges'], ReadonlyRootfs: spec.readonlyRootfs,
+        SecurityOpt: ['no-new-privileges'], ReadonlyRootfs: spec.readonlyRootfs, ...(spec.dropCapabilities ? { CapDrop: ['ALL'] } : {}),
       },
     });
   } catch (e) {

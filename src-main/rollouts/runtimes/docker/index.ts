@@ -3,14 +3,19 @@
 // run's folders mounted, the gateway socket mounted, Node and the agent mounted read-only at their host
 // paths. The image comes from the task or the batch, else Rollgate's base image (base-image.ts), built
 // locally without a registry. Checks run in a fresh container; with `workFromImage` (the image holds the
-// work folder, e.g. Harbor) that container starts from a snapshot of the agent's finished one.
+// work folder, e.g. Harbor) the agent's finished container is snapshotted; a check either reads that
+// snapshot (taking the agent's diff) or starts from the task's image with only the work folder carried
+// over (carry-work.ts), so nothing the agent planted elsewhere reaches the verifier.
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import Docker from 'dockerode';
 import { checkEnv } from '../check-env.js';
 import { FORWARDER_PATH, IN, freshCheckDirs, prepareLayout, toolMounts } from '../layout.js';
 import { SANDBOX_SYSTEM_PATH, nodeBinDir, nodeExecutable, writeFiles } from '../run-dirs.js';
+import type { ProcessResult } from '../process.js';
 import { DEFAULT_LIMITS, type Runtime, type Sandbox } from '../types.js';
 import { ensureBaseImage } from './base-image.js';
+import { CARRIED_TAR, exportWork, restoreWorkCommand } from './carry-work.js';
 import { runContainer } from './container.js';
 
 export { ensureBaseImage, BASE_IMAGE_REPO } from './base-image.js';
@@ -50,6 +55,10 @@ export async function removeRunContainers(runIds: string[]): Promise<number> {
   return ours.length;
 }
 
+function failedCheck(spawnError: string): ProcessResult {
+  return { pid: null, exitCode: null, signal: null, timedOut: false, cancelled: false, spawnError, stdout: '', stderr: '', stdoutTail: '', durationMs: 0 };
+}
+
 export const dockerRuntime: Runtime = {
   name: 'docker',
   available: dockerAvailable,
@@ -79,7 +88,7 @@ export const dockerRuntime: Runtime = {
           `${FORWARDER_PATH}:${IN.forwarder}:ro`, ...tools, ...(spec.mounts ?? []).map((m) => `${m.host}:${m.target}:ro`),
         ];
         const r = await runContainer(docker, {
-          image, workdir: paths.work, binds, limits, labels, env: plan.env, keep: !!spec.workFromImage, readonlyRootfs,
+          image, workdir: paths.work, binds, limits, labels, env: plan.env, keep: !!spec.workFromImage, readonlyRootfs, dropCapabilities: true,
           cmd: [mapped.map(nodeExecutable()), IN.forwarder, String(layout.port), IN.socket, '--', mapped.map(plan.file), ...plan.args.map(mapped.map)],
         }, opts);
         if (spec.workFromImage && r.container) {
@@ -96,16 +105,30 @@ export const dockerRuntime: Runtime = {
       },
       async check(check, opts) {
         const fresh = freshCheckDirs(host.root, check.agentOutput, spec.workFromImage ? undefined : { host: host.work, sandbox: paths.work });
+        const carry = spec.workFromImage && check.carryWork ? check.carryWork : null;
+        let command = check.command;
+        const carried: string[] = [];
+        if (carry) {
+          if (!snapshot) return failedCheck('the agent\'s container left no snapshot to carry its work folder from');
+          const tar = join(host.root, 'carried-work.tar');
+          try {
+            command = `${restoreWorkCommand(carry)}\n${command}`;
+            await exportWork(docker, snapshot, carry, tar);
+          } catch (e) {
+            return failedCheck(`could not take the agent's work folder ${carry}: ${(e as Error).message}`);
+          }
+          carried.push(`${tar}:${CARRIED_TAR}:ro`);
+        }
         const binds = [
           ...(spec.workFromImage ? [] : [`${host.work}:${paths.work}`]),
           `${fresh.home}:${paths.home}`, `${fresh.tmp}:${paths.tmp}`, `${fresh.output}:${IN.agentOutput}:ro`,
           ...(check.checkFiles ? [`${check.checkFiles}:${fresh.tests}:ro`] : []),
           ...(check.outputDir ? [`${check.outputDir.host}:${check.outputDir.sandbox}`] : []),
-          ...tools,
+          ...carried, ...tools,
         ];
         const env = checkEnv({ home: paths.home, tmp: paths.tmp, output: IN.agentOutput, tests: check.checkFiles ? fresh.tests : undefined }, check.env, SANDBOX_SYSTEM_PATH, mapped.map(nodeBinDir()));
         const { container: _c, ...result } = await runContainer(docker, {
-          image: check.fromImage ? image : snapshot ?? image, workdir: paths.work, binds, limits, labels, env, cmd: ['/bin/sh', '-c', check.command], readonlyRootfs,
+          image: check.fromImage || carry ? image : snapshot ?? image, workdir: paths.work, binds, limits, labels, env, cmd: ['/bin/sh', '-c', command], readonlyRootfs,
         }, opts);
         return result;
       },
