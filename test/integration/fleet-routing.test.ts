@@ -106,7 +106,8 @@ describe('fleet routing', () => {
       expect(r.text).toMatch(/data: \{"error":\{"message":/);
       expect(r.text.trim().endsWith('data: [DONE]')).toBe(true);
       const { completions } = await solo.api(`/api/sessions/${s.id}/completions`);
-      expect(completions.map((c: any) => c.status)).toEqual(['error']);
+      // The agent already had part of the answer: a capture with a hole (custody), never trained on.
+      expect(completions.map((c: any) => c.status)).toEqual(['incomplete']);
     } finally {
       await solo.stop();
     }
