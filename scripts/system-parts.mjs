@@ -14,7 +14,7 @@
 // `node scripts/system-parts.mjs` checks and prints what it found (and leaves a started dockerd running
 // until Ctrl-C).
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -63,12 +63,16 @@ function ensureCommands(log) {
 async function startDockerd(log) {
   const dir = mkdtempSync(join(tmpdir(), 'rollgate-dockerd-'));
   const host = `unix://${join(dir, 'docker.sock')}`;
+  const logPath = join(dir, 'dockerd.log');
+  const logFd = openSync(logPath, 'a');
   const child = spawn('dockerd', [
     '--host', host, '--data-root', join(dir, 'data'), '--exec-root', join(dir, 'exec'), '--pidfile', join(dir, 'docker.pid'),
     '--bridge', 'none', '--iptables=false', '--ip6tables=false',
-  ], { stdio: ['ignore', 'ignore', 'pipe'], detached: false });
-  let stderr = '';
-  child.stderr.on('data', (d) => { stderr = `${stderr}${d}`.slice(-4000); });
+  ], { stdio: ['ignore', logFd, logFd], detached: false });
+  closeSync(logFd);
+  // dockerd logs to a file, never a pipe: npm test blocks its event loop in spawnSync while the tests run,
+  // so a pipe would fill, dockerd would block on its next log line and containers would never be reaped.
+  const logTail = () => { try { return readFileSync(logPath, 'utf8').slice(-4000); } catch { return ''; } };
   const exited = new Promise((resolve) => child.on('exit', resolve));
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
@@ -91,8 +95,9 @@ async function startDockerd(log) {
     await new Promise((r) => setTimeout(r, 250));
   }
   if (child.exitCode === null) child.kill('SIGKILL');
+  const tail = logTail();
   rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
-  throw new Error(`dockerd did not start: ${stderr.trim().split('\n').slice(-5).join('\n')}`);
+  throw new Error(`dockerd did not start: ${tail.trim().split('\n').slice(-5).join('\n')}`);
 }
 
 async function ensureDocker(log) {
