@@ -134,9 +134,14 @@ export async function createApp(config: AppConfig): Promise<App> {
     pool.startHealthChecks(config.healthIntervalMs ?? 5000);
     closers.push(async () => pool.stopHealthChecks());
     const events = new EventBus();
-    // Token mode's per-session turn cache lets go of a session as soon as it ends, whoever ended it.
+    // Per-session memory (token mode's turn cache, delta storage's candidate parents) lets go of a session as
+    // soon as it ends, whoever ended it.
     const turns = new SessionTurnCache(config.turnCacheBytes);
-    const unsubscribeTurns = events.subscribe((ev) => { if (ev.type === 'session' && ev.status && ev.status !== 'active') turns.forget(ev.id); });
+    const unsubscribeTurns = events.subscribe((ev) => {
+      if (ev.type !== 'session' || !ev.status || ev.status === 'active') return;
+      turns.forget(ev.id);
+      store.completions.forgetSession(ev.id);
+    });
     closers.push(async () => unsubscribeTurns());
 
     const server = Fastify({

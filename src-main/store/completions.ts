@@ -231,6 +231,11 @@ export class CompletionsRepo {
     return { params, full: () => completionParams(snap, bodyHash) };
   }
 
+  /** The session ended: its candidate parents leave memory (read back from the database if it goes on). */
+  forgetSession(sessionId: string): void {
+    this.bases.forget(sessionId);
+  }
+
   /** A session this process has not written yet: its latest committed completions become candidates. */
   private seedBases(sessionId: string): void {
     const ids = this.recentWithIdsStmt.all(sessionId) as string[];

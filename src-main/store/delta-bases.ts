@@ -86,6 +86,12 @@ export class DeltaBases {
     for (const e of [...entries].sort((a, b) => a.seq - b.seq)) this.add(sessionId, e);
   }
 
+  /** Lets go of an ended session (a completion that still comes is stored against a parent read back from the database). */
+  forget(sessionId: string): void {
+    for (const e of this.sessions.get(sessionId) ?? []) this.bytes -= e.bytes;
+    this.sessions.delete(sessionId);
+  }
+
   clear(): void {
     this.sessions.clear();
     this.bytes = 0;
