@@ -75,7 +75,7 @@ export async function registerEngineRoutes(app: FastifyInstance, deps: ApiDeps):
     const parsed = policyBody.safeParse(req.body ?? {});
     if (!parsed.success) return reply.code(400).send({ error: { message: issues(parsed.error), type: 'invalid_request_error' } });
     // Durable first: after a restart, completions keep the version the trainer set last.
-    store.settings.set(POLICY_VERSION_SETTING, parsed.data.version);
+    await store.settings.set(POLICY_VERSION_SETTING, parsed.data.version);
     pool.policyVersion = parsed.data.version;
     events.emit({ type: 'engines', policyVersion: pool.policyVersion });
     return { policyVersion: pool.policyVersion };
