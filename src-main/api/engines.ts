@@ -29,6 +29,7 @@ export function engineJson(e: PoolEngine, pool: EnginePool) {
     id: e.config.id, kind: e.config.kind, model: e.config.model, mode: e.config.mode,
     ...(e.config.developerRole ? { developerRole: e.config.developerRole } : {}),
     ...(e.config.dataParallelSize ? { dataParallelSize: e.config.dataParallelSize } : {}),
+    ...(e.config.router ? { router: e.config.router } : {}),
     tokenizer: tokenizerSpecOf(e.config), ...(e.config.mode === 'token' || e.config.family ? { family: e.config.family ?? null } : {}), simulated: e.config.simulated ?? false,
     paused: pool.gate.mode !== null, policyVersion: pool.policyVersion, failovers: e.failovers, queued: e.queued,
     replicas: e.replicas.map((r) => ({

@@ -297,6 +297,7 @@ function EngineForm({ initial, onDone, onCancel }: { initial?: Engine; onDone: (
     ...(initial?.family ? { family: initial.family } : {}),
     ...(initial?.developerRole ? { developerRole: initial.developerRole } : {}),
     ...(initial?.dataParallelSize ? { dataParallelSize: initial.dataParallelSize } : {}),
+    ...(initial?.router ? { router: initial.router } : {}),
   }));
   const [replicas, setReplicas] = useState((initial?.replicas.map((r) => r.url) ?? []).join('\n'));
   // Kinds, their modes and the model families come from the server's registries.
