@@ -112,7 +112,7 @@ export interface EngineSpec {
   router?: EngineRouter;
 }
 
-/** The router in front of an engine's replicas (vllm-router | sglang-router); header: its session header. */
+/** The router in front of an engine's replicas (vllm-router | sglang-router); header: its session header (always set in GET /api/engines). */
 export interface EngineRouter { kind: string; header?: string }
 
 /** GET /api/engine-kinds: what the topology form can offer. */

@@ -459,6 +459,12 @@ function EngineCard({ e, selected, onEdit, onRemoved }: { e: Engine; selected: b
             <dd className="mono">{e.family ?? 'from the tokenizer'}</dd>
           </>
         )}
+        {e.router && (
+          <>
+            <dt>Router</dt>
+            <dd><span className="mono">{e.router.kind}</span> · session id in <span className="mono">{e.router.header}</span></dd>
+          </>
+        )}
         <dt>Replicas</dt>
         <dd>
           {healthy}/{e.replicas.length} healthy{e.failovers ? ` · ${e.failovers} failovers` : ''}{e.queued ? ` · ${e.queued} queued by the pause` : ''}

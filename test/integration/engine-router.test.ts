@@ -72,6 +72,12 @@ function generationCalls(engine: keyof typeof ENGINES) {
 }
 
 describe('routing key', () => {
+  it('GET /api/engines shows each router with the header in effect (the topology view shows it)', async () => {
+    const { engines } = await app.api('/api/engines');
+    const routers = Object.fromEntries(engines.map((e: any) => [e.id, e.router]));
+    for (const [id, [, , kind, header]] of Object.entries(ENGINES)) expect(routers[id], id).toEqual({ kind, header });
+  });
+
   for (const engine of ['vllm-chat', 'vllm-token', 'sglang-token'] as const) {
     const header = ENGINES[engine][3];
     it(`${engine}: every call of a session carries its id in ${header}, two sessions two keys, nothing of the agent's`, async () => {
