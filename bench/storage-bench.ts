@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { ChatMessage, CompletionRecord, NewSession } from '../src-main/core/types.js';
 import { loadTokenizer } from '../src-main/engines/tokenizer/index.js';
-import { float32ToBlob, int32ToBlob, MIGRATIONS, migrate, openStore } from '../src-main/store/index.js';
+import { float32ToBlob, int32ToBlob, MIGRATIONS, migrate, openSqliteDatabase } from '../src-main/store/index.js';
 
 interface Spec { dataDir: string; turns?: number; finalContext?: number; sessions?: number; repeats?: number }
 
@@ -118,7 +118,7 @@ function writeSchema5(dir: string, sessions: string[], turns: Turn[]): number {
 }
 
 async function writeDeltas(dir: string, sessions: string[], turns: Turn[]): Promise<number> {
-  const store = openStore({ dataDir: dir });
+  const store = openSqliteDatabase({ dataDir: dir });
   for (const sid of sessions) store.sessions.create(session(sid));
   const t0 = performance.now();
   let inflight: Promise<void>[] = [];
@@ -147,7 +147,7 @@ function emptyStoreBytes(dir: string, schema5: boolean): number {
     migrate(db, MIGRATIONS.filter((m) => m.version <= 5));
     db.pragma('wal_checkpoint(TRUNCATE)');
     db.close();
-  } else void openStore({ dataDir: dir }).close();
+  } else void openSqliteDatabase({ dataDir: dir }).close();
   const n = dbBytes(dir);
   rmSync(dir, { recursive: true, force: true });
   return n;

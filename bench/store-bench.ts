@@ -73,7 +73,7 @@ export async function builderBench(spec: { dataDir: string; completions: number;
   }
   await putAll(store, turns(), 32);
   const writeMs = performance.now() - genStart;
-  const finalContext = store.completions.listBySession(sid).at(-1)!.promptIds.length;
+  const finalContext = (await store.completions.listBySession(sid)).at(-1)!.promptIds.length;
 
   const reader = new Database(store.path, { readonly: true });
   const stmt = reader.prepare(`SELECT id, session_id, seq, status, policy_version, retry_of, created_at, finish_reason, parent_id, prompt_base, n_prompt,
@@ -105,7 +105,7 @@ export async function builderBench(spec: { dataDir: string; completions: number;
     result = buildTraces('prefix-merge', records);
     buildTimes.push(performance.now() - t);
     t = performance.now();
-    store.completions.listBySession(sid);
+    await store.completions.listBySession(sid);
     fullReadTimes.push(performance.now() - t);
   }
   reader.close();

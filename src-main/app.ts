@@ -106,10 +106,10 @@ export async function createApp(config: AppConfig): Promise<App> {
     closers.push(async () => lock.release());
     const store = openStore({ dataDir: config.dataDir });
     closers.push(() => store.close());
-    store.sessions.markBatchSessionsInterrupted();
+    await store.sessions.markBatchSessionsInterrupted();
     // Custody: calls whose intent outlived the previous process were lost between engine and commit.
     // Only the folder's one writer may do this (an export or a second reader would see live calls).
-    const lost = store.completions.recoverDanglingIntents();
+    const lost = await store.completions.recoverDanglingIntents();
     if (lost.length) console.warn(`rollgate: ${lost.length} engine call(s) lost in a crash; their sessions are marked incomplete (${[...new Set(lost.map((l) => l.sessionId))].join(', ')})`);
 
     const engines: EngineConfig[] = [];
@@ -125,12 +125,12 @@ export async function createApp(config: AppConfig): Promise<App> {
     // A topology whose tokenizer is missing or does not match its family fails here, naming the field.
     for (const e of config.engines ?? []) await checkTokenFormat(e).catch((err: Error) => { throw new Error(`engine ${e.id}: ${err.message}`); });
     engines.push(...(config.engines ?? []));
-    engines.push(...storedEngines(store, new Set(engines.map((e) => e.id))));
+    engines.push(...(await storedEngines(store, new Set(engines.map((e) => e.id)))));
     // Every engine, also those added later through the API, gets the same timeouts.
     const pool = new EnginePool(engines, { ...DEFAULT_ENGINE_TIMEOUTS, ...config.engineTimeouts });
     closers.push(() => closeEnginePools());
     closers.push(() => closePromptPool());
-    pool.policyVersion = store.settings.get<number>(POLICY_VERSION_SETTING) ?? 0;
+    pool.policyVersion = (await store.settings.get<number>(POLICY_VERSION_SETTING)) ?? 0;
     pool.startHealthChecks(config.healthIntervalMs ?? 5000);
     closers.push(async () => pool.stopHealthChecks());
     const events = new EventBus();
@@ -182,9 +182,9 @@ export async function createApp(config: AppConfig): Promise<App> {
 }
 
 /** Engines added through the API earlier; a topology file or sim engine with the same id wins. */
-function storedEngines(store: Store, taken: Set<string>): EngineConfig[] {
+async function storedEngines(store: Store, taken: Set<string>): Promise<EngineConfig[]> {
   const out: EngineConfig[] = [];
-  for (const row of store.engines.list()) {
+  for (const row of await store.engines.list()) {
     if (taken.has(row.id)) continue;
     try {
       out.push(parseEngineConfig(row.config, `stored engine ${row.id}`));

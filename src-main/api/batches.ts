@@ -37,9 +37,9 @@ export async function registerBatchesApi(app: FastifyInstance, deps: ApiDeps): P
     if (h.kind === 'reference') return badRequest(reply, `${h.name} checks a task's own solution; it runs only in batches`);
     if (typeof body.sessionId !== 'string' || !body.sessionId) return badRequest(reply, 'sessionId is required (create one with POST /api/sessions)');
     if (typeof body.key !== 'string' || !body.key) return badRequest(reply, 'key is required: the session key returned once by POST /api/sessions');
-    const s = store.sessions.get(body.sessionId);
+    const s = await store.sessions.get(body.sessionId);
     if (!s) return notFound(reply, 'session');
-    if (store.sessions.getByKey(body.key)?.id !== s.id) return badRequest(reply, `key does not belong to session ${s.id}`);
+    if ((await store.sessions.getByKey(body.key))?.id !== s.id) return badRequest(reply, `key does not belong to session ${s.id}`);
     const engineId = s.engineId ?? pool.defaultEngineId;
     const model = (engineId && pool.get(engineId)?.config.model) || 'default';
     const snippet = manualSnippet(h, {
@@ -51,8 +51,8 @@ export async function registerBatchesApi(app: FastifyInstance, deps: ApiDeps): P
 
   app.get('/api/sessions/:id/run', async (req, reply) => {
     const { id } = req.params as { id: string };
-    if (!store.sessions.get(id)) return notFound(reply, 'session');
-    const run = store.runs.get(id);
+    if (!(await store.sessions.get(id))) return notFound(reply, 'session');
+    const run = await store.runs.get(id);
     if (!run) return notFound(reply, 'run (this session was not started by a batch)');
     return run;
   });
@@ -66,7 +66,7 @@ export async function registerBatchesApi(app: FastifyInstance, deps: ApiDeps): P
   app.post('/api/batches', async (req, reply) => {
     try {
       // `runtime` says where the agents run; `warning` is set when they run unsandboxed (auto fell back to local).
-      return reply.code(201).send(rollouts.submit(req.body ?? {}));
+      return reply.code(201).send(await rollouts.submit(req.body ?? {}));
     } catch (e) {
       if (e instanceof DatasetError) return badRequest(reply, e.message, { problems: e.problems });
       if (e instanceof BatchSpecError) return badRequest(reply, e.message);
@@ -79,7 +79,7 @@ export async function registerBatchesApi(app: FastifyInstance, deps: ApiDeps): P
     const body = (req.body ?? {}) as { dataset?: unknown; runtime?: unknown; concurrency?: unknown; engine?: unknown };
     if (typeof body.dataset !== 'string' || !body.dataset) return badRequest(reply, 'dataset is required: a Harbor task folder, a folder of them, or a JSONL file');
     try {
-      const started = startTaskCheck(rollouts, {
+      const started = await startTaskCheck(rollouts, {
         dataset: body.dataset,
         ...(typeof body.runtime === 'string' ? { runtime: body.runtime } : {}),
         ...(typeof body.concurrency === 'number' ? { concurrency: body.concurrency } : {}),
@@ -94,23 +94,23 @@ export async function registerBatchesApi(app: FastifyInstance, deps: ApiDeps): P
   });
 
   app.get('/api/tasks/check/:id', async (req, reply) => {
-    const report = getTaskCheck(rollouts, (req.params as { id: string }).id);
+    const report = await getTaskCheck(rollouts, (req.params as { id: string }).id);
     return report ?? notFound(reply, 'task check');
   });
 
   app.get('/api/batches', async (req) => {
     const q = req.query as { limit?: string; offset?: string };
-    return { batches: rollouts.list({ limit: Math.min(Number(q.limit ?? 100) || 100, 1000), offset: Number(q.offset ?? 0) || 0 }) };
+    return { batches: await rollouts.list({ limit: Math.min(Number(q.limit ?? 100) || 100, 1000), offset: Number(q.offset ?? 0) || 0 }) };
   });
 
   app.get('/api/batches/:id', async (req, reply) => {
-    const view = rollouts.get((req.params as { id: string }).id);
+    const view = await rollouts.get((req.params as { id: string }).id);
     return view ?? notFound(reply, 'batch');
   });
 
   app.post('/api/batches/:id/cancel', async (req, reply) => {
     const { id } = req.params as { id: string };
-    const before = rollouts.get(id);
+    const before = await rollouts.get(id);
     if (!before) return notFound(reply, 'batch');
     if (!rollouts.isActive(id)) {
       return reply.code(409).send({ error: { message: `batch ${id} is ${before.status}; only a queued or running batch can be cancelled`, type: 'invalid_request_error' } });

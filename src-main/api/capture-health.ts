@@ -31,14 +31,14 @@ export async function captureHealth(store: Pick<Store, 'sessions' | 'completions
   let n = 0;
   const flush = async () => {
     if (!current.length) return;
-    const session = store.sessions.get(current[0]!.sessionId);
+    const session = await store.sessions.get(current[0]!.sessionId);
     // The same traces GET /api/sessions/:id/traces shows (chat-mode re-renders joined), so its break counts agree.
     const built = buildSessionTraces(builder, session, current, { tokenText: tokenTexts?.get(session?.engineId ?? current[0]!.engineId) });
     tally.add(current, built.traces.map((t) => t.trace));
     current = [];
     if (++n % YIELD_EVERY === 0) await new Promise((r) => setImmediate(r));
   };
-  for (const r of store.completions.iterateAll(filter)) {
+  for await (const r of store.completions.iterateAll(filter)) {
     if (current.length && current[0]!.sessionId !== r.sessionId) await flush();
     current.push(r);
   }
@@ -56,7 +56,7 @@ export async function registerCaptureHealth(app: FastifyInstance, deps: ApiDeps)
   app.get('/api/capture-health', async (req, reply) => {
     const q = query.safeParse(req.query ?? {});
     if (!q.success) return reply.code(400).send({ error: { message: q.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '), type: 'invalid_request_error' } });
-    if (q.data.batch && !deps.store.batches.get(q.data.batch)) return reply.code(404).send({ error: { message: 'batch not found', type: 'not_found_error' } });
+    if (q.data.batch && !(await deps.store.batches.get(q.data.batch))) return reply.code(404).send({ error: { message: 'batch not found', type: 'not_found_error' } });
     return captureHealth(deps.store, deps.pool, { batchId: q.data.batch, engineId: q.data.engine, builder: q.data.builder }, deps.tokenTexts);
   });
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { EnginePool, PoolEngine } from '../engines/pool.js';
 import { listFamilies } from '../core/families/index.js';
 import { listEngineKinds } from '../engines/drivers/index.js';
+import { routerHeader } from '../engines/router.js';
 import { BUILTIN_TOKENIZERS } from '../engines/tokenizer/files.js';
 import { tokenizerSpecOf } from '../engines/token-format.js';
 import { POLICY_VERSION_SETTING } from '../store/index.js';
@@ -29,6 +30,8 @@ export function engineJson(e: PoolEngine, pool: EnginePool) {
     id: e.config.id, kind: e.config.kind, model: e.config.model, mode: e.config.mode,
     ...(e.config.developerRole ? { developerRole: e.config.developerRole } : {}),
     ...(e.config.dataParallelSize ? { dataParallelSize: e.config.dataParallelSize } : {}),
+    // The header in effect (the router kind's own when the topology names none).
+    ...(e.config.router ? { router: { ...e.config.router, header: routerHeader(e.config.router) } } : {}),
     tokenizer: tokenizerSpecOf(e.config), ...(e.config.mode === 'token' || e.config.family ? { family: e.config.family ?? null } : {}), simulated: e.config.simulated ?? false,
     paused: pool.gate.mode !== null, policyVersion: pool.policyVersion, failovers: e.failovers, queued: e.queued,
     replicas: e.replicas.map((r) => ({
@@ -75,7 +78,7 @@ export async function registerEngineRoutes(app: FastifyInstance, deps: ApiDeps):
     const parsed = policyBody.safeParse(req.body ?? {});
     if (!parsed.success) return reply.code(400).send({ error: { message: issues(parsed.error), type: 'invalid_request_error' } });
     // Durable first: after a restart, completions keep the version the trainer set last.
-    store.settings.set(POLICY_VERSION_SETTING, parsed.data.version);
+    await store.settings.set(POLICY_VERSION_SETTING, parsed.data.version);
     pool.policyVersion = parsed.data.version;
     events.emit({ type: 'engines', policyVersion: pool.policyVersion });
     return { policyVersion: pool.policyVersion };

@@ -60,9 +60,9 @@ export interface ExportOptions {
 
 /** What the export reads: the store's repositories fit. */
 export interface ExportSource {
-  sessions: { get(id: string): SessionInfo | null; list?(filter: { batchId?: string; limit?: number }): unknown[] };
-  batches?: { get(id: string): unknown };
-  completions: { iterateAll(filter?: CompletionIterateFilter): Iterable<CompletionRecord> };
+  sessions: { get(id: string): Promise<SessionInfo | null>; list?(filter: { batchId?: string; limit?: number }): Promise<unknown[]> };
+  batches?: { get(id: string): Promise<unknown> };
+  completions: { iterateAll(filter?: CompletionIterateFilter): AsyncIterable<CompletionRecord> };
   /** Token texts of the engines' ids, so chat-mode re-renders merge (engines/token-text.ts). */
   tokenTexts?: Pick<EngineTokenTexts, 'get' | 'info'>;
 }
@@ -94,9 +94,9 @@ export function newProgress(): ExportProgress {
 }
 
 /** Consecutive records of the same session (the input is ordered by session). */
-function* bySession(records: Iterable<CompletionRecord>): Generator<CompletionRecord[]> {
+async function* bySession(records: AsyncIterable<CompletionRecord>): AsyncGenerator<CompletionRecord[]> {
   let current: CompletionRecord[] = [];
-  for (const r of records) {
+  for await (const r of records) {
     if (current.length > 0 && current[0].sessionId !== r.sessionId) {
       yield current;
       current = [];
@@ -108,9 +108,9 @@ function* bySession(records: Iterable<CompletionRecord>): Generator<CompletionRe
 
 /** JSONL lines, one per exported trace, produced lazily (pull one line → at most one session is read). */
 /** Why an export cannot run (an unknown batch or session), or null. */
-export function exportScopeError(source: ExportSource, opts: ExportOptions): string | null {
-  if (opts.sessionId !== undefined && !source.sessions.get(opts.sessionId)) return `unknown session ${opts.sessionId}`;
-  if (opts.batchId !== undefined && !source.batches?.get(opts.batchId) && (source.sessions.list?.({ batchId: opts.batchId, limit: 1 }).length ?? 0) === 0) {
+export async function exportScopeError(source: ExportSource, opts: ExportOptions): Promise<string | null> {
+  if (opts.sessionId !== undefined && !(await source.sessions.get(opts.sessionId))) return `unknown session ${opts.sessionId}`;
+  if (opts.batchId !== undefined && !(await source.batches?.get(opts.batchId)) && ((await source.sessions.list?.({ batchId: opts.batchId, limit: 1 }))?.length ?? 0) === 0) {
     return `unknown batch ${opts.batchId}`;
   }
   return null;
@@ -120,7 +120,7 @@ export function exportScopeError(source: ExportSource, opts: ExportOptions): str
  * The export's JSONL lines. A row that cannot be read (a corrupt record) ends the export with one last line,
  * `{"error": {...}}`, so a reader knows the file is incomplete rather than finding it merely shorter.
  */
-export function* exportLines(source: ExportSource, opts: ExportOptions = {}, progress: ExportProgress = newProgress()): Generator<string> {
+export async function* exportLines(source: ExportSource, opts: ExportOptions = {}, progress: ExportProgress = newProgress()): AsyncGenerator<string> {
   try {
     yield* exportRows(source, opts, progress);
   } catch (e) {
@@ -129,7 +129,7 @@ export function* exportLines(source: ExportSource, opts: ExportOptions = {}, pro
   }
 }
 
-function* exportRows(source: ExportSource, opts: ExportOptions, progress: ExportProgress): Generator<string> {
+async function* exportRows(source: ExportSource, opts: ExportOptions, progress: ExportProgress): AsyncGenerator<string> {
   const preset = opts.preset;
   const format = preset ? presetBase(preset) : (opts.format ?? 'train');
   const presetState = new PresetState();
@@ -141,8 +141,8 @@ function* exportRows(source: ExportSource, opts: ExportOptions, progress: Export
   if (opts.batchId !== undefined) filter.batchId = opts.batchId;
   if (opts.engineId !== undefined) filter.engineId = opts.engineId;
   if (opts.sessionId !== undefined) filter.sessionId = opts.sessionId;
-  for (const records of bySession(source.completions.iterateAll(filter))) {
-    const session = source.sessions.get(records[0].sessionId);
+  for await (const records of bySession(source.completions.iterateAll(filter))) {
+    const session = await source.sessions.get(records[0].sessionId);
     if (!session || !statuses.has(session.status)) {
       progress.skippedSessions++;
       continue;
@@ -191,10 +191,10 @@ function count(progress: ExportProgress, line: string): string {
 }
 
 /** Lines joined into chunks of about `chunkBytes` (fewer, larger writes); a chunk never splits a line. */
-export function* chunked(lines: Iterable<string>, chunkBytes = 64 * 1024): Generator<string> {
+export async function* chunked(lines: AsyncIterable<string>, chunkBytes = 64 * 1024): AsyncGenerator<string> {
   let buf: string[] = [];
   let size = 0;
-  for (const line of lines) {
+  for await (const line of lines) {
     buf.push(line);
     size += line.length;
     if (size >= chunkBytes) {
@@ -210,12 +210,12 @@ export function* chunked(lines: Iterable<string>, chunkBytes = 64 * 1024): Gener
  * Writes chunks to `out`, waiting for 'drain' whenever it asks to (backpressure). Does not end `out`.
  * Rejects on a write error (e.g. EPIPE); the chunk generator is closed either way.
  */
-export async function writeChunks(chunks: Iterable<string>, out: Writable, onChunk?: () => void): Promise<void> {
+export async function writeChunks(chunks: AsyncIterable<string>, out: Writable, onChunk?: () => void): Promise<void> {
   let failure: Error | null = null;
   const onError = (e: Error) => { failure ??= e; };
   out.on('error', onError);
   try {
-    for (const chunk of chunks) {
+    for await (const chunk of chunks) {
       if (failure) throw failure;
       const more = out.write(chunk);
       onChunk?.();
@@ -292,7 +292,7 @@ export async function registerExport(app: FastifyInstance, deps: ApiDeps): Promi
     if (!parsed.ok) return reply.code(400).send({ error: { message: parsed.message, type: 'invalid_request_error' } });
     const opts = parsed.opts;
     const source: ExportSource = { sessions: store.sessions, batches: store.batches, completions: store.completions, tokenTexts: deps.tokenTexts };
-    const scope = exportScopeError(source, opts);
+    const scope = await exportScopeError(source, opts);
     if (scope) return reply.code(404).send({ error: { message: scope, type: 'not_found_error' } });
     // Readable.from pulls the generator only as fast as the socket drains; a client that goes away
     // destroys the stream, which closes the generator and with it the SQLite read cursor.

@@ -32,41 +32,41 @@ export async function registerInsights(app: FastifyInstance, deps: ApiDeps): Pro
 
   app.get('/api/batches/:id/health', async (req, reply) => {
     const { id } = req.params as { id: string };
-    if (!store.batches.get(id)) return notFound(reply, 'batch');
-    return batchHealth(health, id, store.sessions.list({ batchId: id }));
+    if (!(await store.batches.get(id))) return notFound(reply, 'batch');
+    return batchHealth(health, id, await store.sessions.list({ batchId: id }));
   });
 
   app.get('/api/trace-health', async (req) => {
     const ids = idList((req.query as { sessions?: string }).sessions);
     const out = [];
     for (const id of ids) {
-      const s = store.sessions.getSummary(id);
-      if (s) out.push(health.of(s));
+      const s = await store.sessions.getSummary(id);
+      if (s) out.push(await health.of(s));
     }
     return { sessions: out };
   });
 
   app.get('/api/batches/:id/samples', async (req, reply) => {
     const { id } = req.params as { id: string };
-    const batch = store.batches.get(id);
+    const batch = await store.batches.get(id);
     if (!batch) return notFound(reply, 'batch');
     const taskIds = new Set<string>();
     for (const sid of idList((req.query as { sessions?: string }).sessions)) {
-      const s = store.sessions.get(sid);
+      const s = await store.sessions.get(sid);
       if (s?.batchId === id && s.taskId) taskIds.add(s.taskId);
     }
     if (taskIds.size === 0) return { tasks: [] };
-    const sessions = store.slices.sessionsOfTasks(id, [...taskIds]);
-    const runs = store.slices.runs(id, sessions.map((s) => s.id));
+    const sessions = await store.slices.sessionsOfTasks(id, [...taskIds]);
+    const runs = await store.slices.runs(id, sessions.map((s) => s.id));
     const view = buildBatchView({ ...batch, taskIds: batch.taskIds.filter((t) => taskIds.has(t)) }, sessions, runs);
     return { tasks: view.tasks };
   });
 
   app.get('/api/batches/:id/verdicts', async (req, reply) => {
     const { id } = req.params as { id: string };
-    if (!store.batches.get(id)) return notFound(reply, 'batch');
+    if (!(await store.batches.get(id))) return notFound(reply, 'batch');
     const verdicts: Record<string, unknown> = {};
-    for (const r of store.slices.runs(id)) {
+    for (const r of await store.slices.runs(id)) {
       verdicts[r.sessionId] = {
         outcome: r.outcome, exitCode: r.exitCode, evaluator: r.evaluator?.type ?? null, reward: r.evaluator?.reward ?? null,
         output: cut(r.evaluator?.output), error: r.evaluator?.error ?? r.error ?? null, finalAnswer: cut(r.finalAnswer),
@@ -77,9 +77,9 @@ export async function registerInsights(app: FastifyInstance, deps: ApiDeps): Pro
 
   app.get('/api/sessions/:id/transcript', async (req, reply) => {
     const { id } = req.params as { id: string };
-    const session = store.sessions.get(id);
+    const session = await store.sessions.get(id);
     if (!session) return notFound(reply, 'session');
-    const records = store.completions.listBySession(id);
+    const records = await store.completions.listBySession(id);
     const byId = new Map(records.map((r) => [r.id, r]));
     const conversations = [];
     for (const { trace } of buildSessionTraces('prefix-merge', session, records, { tokenText: deps.tokenTexts?.get(session.engineId) }).traces) {

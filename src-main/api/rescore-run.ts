@@ -41,13 +41,14 @@ function summary(s: RescoreStats): RescoreSummaryJson {
 }
 
 /** Runs `fn` over `items` (pulled lazily) with at most `limit` in flight. */
-async function forEachLimit<T>(items: Iterable<T>, limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  const it = items[Symbol.iterator]();
+async function forEachLimit<T>(items: AsyncIterable<T>, limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  // An async generator queues concurrent next() calls, so workers never receive the same item.
+  const it = items[Symbol.asyncIterator]();
   let failed: unknown = null;
   const worker = async () => {
     for (;;) {
       if (failed) return;
-      const next = it.next();
+      const next = await it.next();
       if (next.done) return;
       try {
         await fn(next.value);
@@ -82,10 +83,10 @@ export async function runRescore(deps: ApiDeps, b: RescoreBody, sessionIds: stri
     events.emit({ type: 'rescore', id: b.progressId, sessions: sessionIds.length, sessionsRead: progress.sessionsRead, tracesDone: progress.tracesDone, tokens: progress.tokens, done: mode === 'done' });
   };
   // Sessions are read and built one at a time, as the workers need more traces.
-  function* jobs(): Generator<Job> {
+  async function* jobs(): AsyncGenerator<Job> {
     for (const sid of sessionIds) {
-      const session = store.sessions.get(sid);
-      const built = buildSessionTraces(b.builder, session, store.completions.listBySession(sid), { tokenText: deps.tokenTexts?.get(session?.engineId) });
+      const session = await store.sessions.get(sid);
+      const built = buildSessionTraces(b.builder, session, await store.completions.listBySession(sid), { tokenText: deps.tokenTexts?.get(session?.engineId) });
       progress.sessionsRead++;
       for (const st of built.traces) yield { st, order: order++ };
     }
@@ -157,7 +158,7 @@ export async function runRescore(deps: ApiDeps, b: RescoreBody, sessionIds: stri
     errors,
   };
   // Kept even when every trace failed: the errors are the result.
-  store.rescores.put(run, kept.filter((t): t is RescoreTraceRecord => t !== undefined));
+  await store.rescores.put(run, kept.filter((t): t is RescoreTraceRecord => t !== undefined));
   return {
     kind: 'done',
     body: {

@@ -28,25 +28,25 @@ export async function registerRescores(app: FastifyInstance, deps: ApiDeps): Pro
   app.get('/api/rescores', async (req) => {
     const q = req.query as { batch?: string; session?: string; limit?: string };
     const limit = Math.min(Math.max(Number(q.limit ?? 100) || 100, 1), 1000);
-    return { rescores: store.rescores.list({ batchId: q.batch || undefined, sessionId: q.session || undefined, limit }) };
+    return { rescores: await store.rescores.list({ batchId: q.batch || undefined, sessionId: q.session || undefined, limit }) };
   });
 
   app.get('/api/rescores/:id', async (req, reply) => {
     const { id } = req.params as { id: string };
-    const run = store.rescores.get(id);
+    const run = await store.rescores.get(id);
     if (!run) return notFound(reply, `re-scoring ${id}`);
-    return { rescore: run, traces: store.rescores.traces(id).map(traceHead) };
+    return { rescore: run, traces: (await store.rescores.traces(id)).map(traceHead) };
   });
 
   app.get('/api/rescores/:id/tokens', async (req, reply) => {
     const { id } = req.params as { id: string };
     const q = req.query as { trace?: string; session?: string };
-    const run = store.rescores.get(id);
+    const run = await store.rescores.get(id);
     if (!run) return notFound(reply, `re-scoring ${id}`);
     if (!q.trace === !q.session) {
       return reply.code(400).send({ error: { message: 'give exactly one of trace and session', type: 'invalid_request_error' } });
     }
-    const found = q.trace ? [store.rescores.trace(id, q.trace)].filter((t): t is RescoreTraceRecord => t !== null) : store.rescores.tracesOfSession(id, q.session!);
+    const found = q.trace ? [await store.rescores.trace(id, q.trace)].filter((t): t is RescoreTraceRecord => t !== null) : await store.rescores.tracesOfSession(id, q.session!);
     if (found.length === 0) return notFound(reply, q.trace ? `trace ${q.trace} in re-scoring ${id}` : `session ${q.session} in re-scoring ${id}`);
     const traces = await Promise.all(found.map(async (t) => {
       // Pieces come from the sampling engine's tokenizer: the ids are its ids.
@@ -61,14 +61,14 @@ export async function registerRescores(app: FastifyInstance, deps: ApiDeps): Pro
 
   app.get('/api/rescores/:id/export', async (req, reply) => {
     const { id } = req.params as { id: string };
-    const run = store.rescores.get(id);
+    const run = await store.rescores.get(id);
     if (!run) return notFound(reply, `re-scoring ${id}`);
     reply.hijack();
     reply.raw.writeHead(200, {
       'content-type': 'application/x-ndjson; charset=utf-8',
       'content-disposition': `attachment; filename="rollgate-${id}.jsonl"`,
     });
-    for (const t of store.rescores.traces(id)) {
+    for (const t of await store.rescores.traces(id)) {
       const line = JSON.stringify({
         rescore_id: id, trace_id: t.traceId, session_id: t.sessionId, batch_id: run.batchId, source_engine: t.sourceEngine,
         rescore_engine: run.engine, builder: run.builder, positions: Array.from(t.positions), token_ids: Array.from(t.tokenIds),

@@ -66,50 +66,52 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
 
   app.get('/api/sessions', async (req) => {
     const q = req.query as { limit?: string; offset?: string; batch?: string };
-    const sessions = store.sessions.list({ limit: Math.min(Number(q.limit ?? 200) || 200, 1000), offset: Number(q.offset ?? 0) || 0, batchId: q.batch });
-    return { total: store.sessions.count({ batchId: q.batch }), sessions: sessions };
+    const sessions = await store.sessions.list({ limit: Math.min(Number(q.limit ?? 200) || 200, 1000), offset: Number(q.offset ?? 0) || 0, batchId: q.batch });
+    return { total: await store.sessions.count({ batchId: q.batch }), sessions: sessions };
   });
 
   app.get('/api/sessions/:id', async (req, reply) => {
-    const s = store.sessions.getSummary((req.params as { id: string }).id);
+    const s = await store.sessions.getSummary((req.params as { id: string }).id);
     if (!s) return reply.code(404).send({ error: { message: 'session not found', type: 'not_found_error' } });
-    return { ...s, incompleteCalls: s.incompleteCount ? store.completions.incompleteCalls(s.id) : [] };
+    return { ...s, incompleteCalls: s.incompleteCount ? await store.completions.incompleteCalls(s.id) : [] };
   });
 
   app.get('/api/sessions/:id/completions', async (req, reply) => {
     const id = (req.params as { id: string }).id;
-    if (!store.sessions.get(id)) return reply.code(404).send({ error: { message: 'session not found', type: 'not_found_error' } });
+    if (!(await store.sessions.get(id))) return reply.code(404).send({ error: { message: 'session not found', type: 'not_found_error' } });
     const withPieces = (req.query as { pieces?: string }).pieces === '1';
-    const records = store.completions.listBySession(id);
+    const records = await store.completions.listBySession(id);
     return { completions: await Promise.all(records.map((r) => completionJson(r, pool, withPieces))) };
   });
 
   app.post('/api/sessions/:id/finish', async (req, reply) => {
     const id = (req.params as { id: string }).id;
-    // Commit queued writes now (synchronously: an earlier finish of this session among them), then read,
-    // merge and queue the update with no await in between, so concurrent finishes cannot drop each other.
-    void store.writer.flush();
-    const session = store.sessions.get(id);
-    if (!session) return reply.code(404).send({ error: { message: 'session not found', type: 'not_found_error' } });
+    if (!(await store.sessions.get(id))) return reply.code(404).send({ error: { message: 'session not found', type: 'not_found_error' } });
     // A batch run's rewards come from its evaluator: nothing may set them while its agent runs (issue 18.1).
-    if (store.runs.get(id)?.status === 'running') {
+    if ((await store.runs.get(id))?.status === 'running') {
       return reply.code(409).send({ error: { message: `session ${id} is a batch run still in progress: its reward comes from the evaluator; set rewards after the run ends`, type: 'invalid_request_error' } });
     }
     const parsed = finishBody.safeParse(req.body ?? {});
     if (!parsed.success) return reply.code(400).send(badRequest(parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')));
-    if (session.status === 'finished' && !parsed.data.overwrite) {
+    const body = parsed.data;
+    // Read, merge and write in one store transaction, so concurrent finishes (on any node) cannot drop each other.
+    const done = await store.sessions.modify(id, (session) => {
+      if (session.status === 'finished' && !body.overwrite) return { refuse: session.reward };
+      const metadata = withTraceRewards({
+        ...session.metadata,
+        ...(body.finalResponseId ? { finalResponseId: body.finalResponseId } : {}),
+        ...(body.credit ? { credit: body.credit } : {}),
+      }, body.traceRewards);
+      return { patch: { status: 'finished', reward: body.reward ?? session.reward, finishedAt: Date.now(), metadata } };
+    });
+    if (!done) return reply.code(404).send({ error: { message: 'session not found', type: 'not_found_error' } });
+    if ('refused' in done) {
       return reply.code(409).send({ error: {
-        message: `session ${id} is already finished (reward ${session.reward ?? 'none'}); pass "overwrite": true to change its rewards`, type: 'conflict_error',
+        message: `session ${id} is already finished (reward ${done.refused ?? 'none'}); pass "overwrite": true to change its rewards`, type: 'conflict_error',
       } });
     }
-    const metadata = withTraceRewards({
-      ...session.metadata,
-      ...(parsed.data.finalResponseId ? { finalResponseId: parsed.data.finalResponseId } : {}),
-      ...(parsed.data.credit ? { credit: parsed.data.credit } : {}),
-    }, parsed.data.traceRewards);
-    await store.writer.updateSession(id, { status: 'finished', reward: parsed.data.reward ?? session.reward, finishedAt: Date.now(), metadata });
     events.emit({ type: 'session', id, status: 'finished' });
-    return store.sessions.getSummary(id)!;
+    return (await store.sessions.getSummary(id))!;
   });
 
   app.get('/api/events', (req, reply) => {

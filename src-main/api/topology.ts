@@ -27,7 +27,7 @@ export async function registerTopologyRoutes(app: FastifyInstance, deps: ApiDeps
     try { config = await validated(req.body); } catch (err) { return fail(reply, 400, (err as Error).message); }
     if (pool.get(config.id)) return fail(reply, 409, `engine ${config.id} already exists; use PUT /api/engines/${config.id}`);
     pool.add(config);
-    store.engines.upsert(config);
+    await store.engines.upsert(config);
     await deps.tokenTexts?.load([config]);
     void pool.checkHealth(true);
     events.emit({ type: 'engines' });
@@ -43,7 +43,7 @@ export async function registerTopologyRoutes(app: FastifyInstance, deps: ApiDeps
     try { config = await validated({ ...(req.body as object), id }); } catch (err) { return fail(reply, 400, (err as Error).message); }
     pool.remove(id);
     pool.add(config);
-    store.engines.upsert(config);
+    await store.engines.upsert(config);
     await deps.tokenTexts?.load([config]);
     void pool.checkHealth(true);
     events.emit({ type: 'engines' });
@@ -56,7 +56,7 @@ export async function registerTopologyRoutes(app: FastifyInstance, deps: ApiDeps
     if (!existing) return fail(reply, 404, `unknown engine ${id}`);
     if (existing.config.simulated) return fail(reply, 400, `engine ${id} is simulated and wired by the app; start with --no-sim to drop it`);
     pool.remove(id);
-    store.engines.delete(id);
+    await store.engines.delete(id);
     events.emit({ type: 'engines' });
     return { deleted: id };
   });

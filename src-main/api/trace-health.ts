@@ -25,12 +25,11 @@ export class TraceHealth {
   private readonly cache = new Map<string, { key: string; health: SessionHealth }>();
   constructor(private readonly store: Store, private readonly tokenTexts?: Pick<EngineTokenTexts, 'get'>) {}
 
-  of(s: Pick<SessionSummary, 'id' | 'completionCount' | 'status'>): SessionHealth {
+  async of(s: Pick<SessionSummary, 'id' | 'completionCount' | 'status'>): Promise<SessionHealth> {
     const key = `${s.completionCount}:${s.status}`;
     const hit = this.cache.get(s.id);
     if (hit && hit.key === key) return hit.health;
-    const session = this.store.sessions.get(s.id);
-    const records = this.store.completions.listBySession(s.id);
+    const [session, records] = await Promise.all([this.store.sessions.get(s.id), this.store.completions.listBySession(s.id)]);
     const built = buildSessionTraces('prefix-merge', session, records, { tokenText: this.tokenTexts?.get(session?.engineId) });
     const health: SessionHealth = { sessionId: s.id, traces: built.traces.length, breaks: 0, breakReasons: {}, masked: 0, maskedReasons: {}, policyVersion: null };
     for (const { trace } of built.traces) {
@@ -98,7 +97,7 @@ export async function batchHealth(health: TraceHealth, batchId: string, sessions
   for (let i = 0; i < sessions.length; i++) {
     if (i > 0 && i % YIELD_EVERY === 0) await new Promise((r) => setImmediate(r));
     const s = sessions[i];
-    const h = health.of(s);
+    const h = await health.of(s);
     out.traces += h.traces;
     out.breaks += h.breaks;
     out.masked += h.masked;

@@ -48,11 +48,11 @@ export async function registerTraces(app: FastifyInstance, deps: ApiDeps): Promi
 
   app.get('/api/sessions/:id/traces', async (req, reply) => {
     const id = (req.params as { id: string }).id;
-    const session = store.sessions.get(id);
+    const session = await store.sessions.get(id);
     if (!session) return reply.code(404).send(error('not_found_error', 'session not found'));
     const q = buildQuery.safeParse(req.query ?? {});
     if (!q.success) return reply.code(400).send(error('invalid_request_error', issues(q.error)));
-    const records = store.completions.listBySession(id);
+    const records = await store.completions.listBySession(id);
     const built = buildSessionTraces(q.data.builder, session, records, {
       retries: q.data.retries, onPolicyChange: q.data.onPolicyChange, tokenText: deps.tokenTexts?.get(session.engineId),
     });
@@ -75,10 +75,10 @@ export async function registerTraces(app: FastifyInstance, deps: ApiDeps): Promi
     }
     let sessionIds: string[];
     if (b.sessionId !== undefined) {
-      if (!store.sessions.get(b.sessionId)) return reply.code(404).send(error('not_found_error', `session ${b.sessionId} not found`));
+      if (!(await store.sessions.get(b.sessionId))) return reply.code(404).send(error('not_found_error', `session ${b.sessionId} not found`));
       sessionIds = [b.sessionId];
     } else {
-      sessionIds = store.sessions.list({ batchId: b.batchId }).map((s) => s.id);
+      sessionIds = (await store.sessions.list({ batchId: b.batchId })).map((s) => s.id);
       if (sessionIds.length === 0) return reply.code(404).send(error('not_found_error', `batch ${b.batchId} has no sessions`));
     }
     const abort = new AbortController();

@@ -126,12 +126,16 @@ interface BatchBackend {
 function localBackend(app: App): BatchBackend {
   return {
     async submit(spec) { return app.rollouts.submit(spec); },
-    async view(id) { return app.rollouts.get(id)!; },
+    async view(id) { return (await app.rollouts.get(id))!; },
     watch(id, progress) {
       return app.events.subscribe((ev) => {
         if (ev.type !== 'batch' || ev.id !== id) return;
-        if (ev.phase?.startsWith('install') || ev.phase === 'installed') { progress({ ...app.rollouts.get(id)!, message: ev.message ?? '' }); return; }
-        if (ev.done !== undefined) progress(app.rollouts.get(id)!);
+        if (ev.phase?.startsWith('install') || ev.phase === 'installed') {
+          const message = ev.message ?? '';
+          void app.rollouts.get(id).then((view) => { if (view) progress({ ...view, message }); });
+          return;
+        }
+        if (ev.done !== undefined) void app.rollouts.get(id).then((view) => { if (view) progress(view); });
       });
     },
     async cancel(id) { await app.rollouts.cancel(id); },

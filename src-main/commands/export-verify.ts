@@ -22,10 +22,10 @@ export async function runVerify(file: string, opts: Pick<ExportCommandOptions, '
   const result: VerifyResult = { rows: 0, ok: 0, problems: [] };
   let session = '';
   let stored = new Map<string, string>();
-  const storedDigests = (sessionId: string, builder: BuilderName): Map<string, string> => {
+  const storedDigests = async (sessionId: string, builder: BuilderName): Promise<Map<string, string>> => {
     const out = new Map<string, string>();
     const lines = exportLines(source, { sessionId, builder, includeMasked: true, statuses: [...SESSION_STATUSES] }, newProgress());
-    for (const line of lines) {
+    for await (const line of lines) {
       const r = JSON.parse(line) as { trace_id: string; digest: string };
       out.set(r.trace_id, r.digest);
     }
@@ -57,7 +57,7 @@ export async function runVerify(file: string, opts: Pick<ExportCommandOptions, '
       const key = `${row.session_id}\0${builder}`;
       if (key !== session) {
         session = key;
-        stored = storedDigests(row.session_id, builder);
+        stored = await storedDigests(row.session_id, builder);
       }
       const want = stored.get(id);
       if (want === undefined) result.problems.push({ line: n, traceId: id, problem: 'no such trace in the store' });

@@ -75,7 +75,7 @@ export async function openExportSource(opts: Pick<ExportCommandOptions, 'dataDir
   if (!existsSync(join(dataDir, DB_FILENAME))) throw new Error(`no Rollgate data in ${dataDir} (expected ${DB_FILENAME}); pass --data-dir`);
   const store = openStore({ dataDir });
   const engines = [...SIM_FLAVORS.map((f) => simEngineConfig(f, '')), ...(opts.topology ? loadTopology(userPath(opts.topology)) : []),
-    ...store.engines.list().flatMap((e) => { try { return [parseEngineConfig(e.config)]; } catch { return []; } })];
+    ...(await store.engines.list()).flatMap((e) => { try { return [parseEngineConfig(e.config)]; } catch { return []; } })];
   const tokenTexts = new EngineTokenTexts();
   await tokenTexts.load(opts.engine ? engines.filter((e) => e.id === opts.engine) : engines);
   return { store, source: { sessions: store.sessions, batches: store.batches, completions: store.completions, tokenTexts } };
@@ -93,7 +93,7 @@ export async function runExport(opts: ExportCommandOptions, io: { stdout: NodeJS
     minReward: opts.minReward, maxReward: opts.maxReward, messages: opts.messages,
     includeMasked: opts.includeMasked, preset: opts.preset, statuses: opts.status, hasReward: opts.hasReward,
   };
-  const scope = exportScopeError(source, exportOpts);
+  const scope = await exportScopeError(source, exportOpts);
   if (scope) {
     await store.close();
     throw new Error(scope);

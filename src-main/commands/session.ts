@@ -72,8 +72,8 @@ export function registerSession(program: Command): void {
       const stop = () => {
         if (stopping) process.exit(1);
         stopping = true;
-        const s = app.store.sessions.get(id);
-        const finish = s?.status === 'active' ? app.store.writer.updateSession(id, { status: 'finished', finishedAt: Date.now() }) : Promise.resolve();
+        const finish = app.store.sessions.get(id)
+          .then((s) => (s?.status === 'active' ? app.store.writer.updateSession(id, { status: 'finished', finishedAt: Date.now() }) : undefined));
         finish.catch(() => undefined).then(() => app.close()).finally(() => process.exit(0));
       };
       process.on('SIGINT', stop);

@@ -56,15 +56,15 @@ async function runCheck(path: string, opts: CheckOptions): Promise<number> {
     console.error(`rollgate tasks check: ${(e as Error).message}`);
     return 2;
   }
-  let started: ReturnType<typeof startTaskCheck>;
+  let started: Awaited<ReturnType<typeof startTaskCheck>>;
   try {
-    started = startTaskCheck(app.rollouts, { dataset: path, runtime: opts.runtime, concurrency: opts.concurrency });
+    started = await startTaskCheck(app.rollouts, { dataset: path, runtime: opts.runtime, concurrency: opts.concurrency });
   } catch (e) {
     console.error(`rollgate tasks check: ${(e as Error).message}`);
     await app.close();
     return 2;
   }
-  const first = getTaskCheck(app.rollouts, started.id)!;
+  const first = (await getTaskCheck(app.rollouts, started.id))!;
   const showBar = opts.progress && !opts.json;
   const bar = new cliProgress.SingleBar({
     format: ' {bar} {value}/{total} runs (oracle + nop) | {status}', stream: process.stderr, hideCursor: true, noTTYOutput: true, notTTYSchedule: 2000, barsize: 30,
@@ -75,8 +75,9 @@ async function runCheck(path: string, opts: CheckOptions): Promise<number> {
   }
   const unsubscribe = app.events.subscribe((ev) => {
     if (ev.type !== 'batch' || !showBar || (ev.id !== started.oracleBatch && ev.id !== started.nopBatch)) return;
-    const now = getTaskCheck(app.rollouts, started.id);
-    bar.update(now?.done ?? 0, { status: ev.message ? ev.message.slice(0, 80) : `${now?.broken ?? 0} broken so far` });
+    void getTaskCheck(app.rollouts, started.id).then((now) => {
+      bar.update(now?.done ?? 0, { status: ev.message ? ev.message.slice(0, 80) : `${now?.broken ?? 0} broken so far` });
+    });
   });
   const onSignal = () => { void app.rollouts.cancel(started.oracleBatch); void app.rollouts.cancel(started.nopBatch); };
   process.once('SIGINT', onSignal);

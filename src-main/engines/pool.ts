@@ -8,7 +8,8 @@ import { forwardToEngine, type ForwardResult } from './engine-control.js';
 import { readEngineLoad } from './engine-load.js';
 import { EnginePausedError, PauseGate, type PauseMode } from './pause-gate.js';
 import { ReplicaStats } from './replica-stats.js';
-import { EngineError, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineResult } from './types.js';
+import { explainCaptureBehindRouter, routingHeaders } from './router.js';
+import { CaptureError, EngineError, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineResult } from './types.js';
 import { TokenModeAdapter } from './token-mode.js';
 
 export { EnginePausedError, type PauseMode } from './pause-gate.js';
@@ -43,7 +44,7 @@ export class EngineAbortedError extends EngineError {
   }
 }
 
-export interface PoolRunInput extends Omit<EngineCallInput, 'replica' | 'signal' | 'dataParallelRank'> {
+export interface PoolRunInput extends Omit<EngineCallInput, 'replica' | 'signal' | 'dataParallelRank' | 'headers'> {
   signal: AbortSignal;
   /** False once bytes have reached the agent: from then on a failed replica cannot be swapped. */
   canFailover(): boolean;
@@ -172,6 +173,8 @@ export class EnginePool {
       }
       state.admittedAt = performance.now();
       state.policyVersion = pool.policyVersion;
+      const { router } = engine!.config;
+      const headers = routingHeaders(router, sessionId);
       const tried = new Set<string>();
       for (;;) {
         const { replica, rank } = pool.pick(engine!, sessionId, tried);
@@ -186,7 +189,7 @@ export class EnginePool {
         let tokens = 0;
         let ok = false;
         try {
-          const gen = engine!.adapter.generate({ ...input, replica: replica.url, signal: controller.signal, dataParallelRank: rank, timeouts: pool.timeouts });
+          const gen = engine!.adapter.generate({ ...input, replica: replica.url, signal: controller.signal, dataParallelRank: rank, headers, timeouts: pool.timeouts });
           let step = await gen.next();
           while (!step.done) {
             firstAt ??= performance.now();
@@ -200,6 +203,8 @@ export class EnginePool {
         } catch (err) {
           if (controller.signal.aborted && !input.signal.aborted) throw new EngineAbortedError(String(controller.signal.reason ?? 'aborted: engines paused'));
           if (input.signal.aborted) throw err;
+          // Behind a router the replica URL is the router: what it strips, every engine behind it lacks, so no failover.
+          if (router && err instanceof CaptureError) throw explainCaptureBehindRouter(engine!.config.id, router, err);
           if (isReplicaFailure(err)) {
             pool.markUnhealthy(replica);
             tried.add(replica.url);

@@ -8,6 +8,7 @@ import { samplerFields } from './served-messages.js';
 import { matchedStopString } from './stop-sequence.js';
 import { loadTokenFormat } from './token-format.js';
 import { DEFAULT_MAX_NEW_TOKENS, TokenModeOutput } from './token-output.js';
+import { engineSampled, TokenAccumulator } from './token-accumulator.js';
 import { buildPromptOffThread } from './prompt-pool.js';
 import type { Usage } from '../core/types.js';
 import { EngineError, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineRun } from './types.js';
@@ -31,14 +32,13 @@ export class TokenModeAdapter implements EngineAdapter {
       stopTokenIds: fmt.stopIds,
       dataParallelRank: input.dataParallelRank,
     });
-    const headers = input.dataParallelRank !== undefined ? this.driver.rankHeaders(input.dataParallelRank) : undefined;
+    const headers = { ...input.headers, ...(input.dataParallelRank !== undefined ? this.driver.rankHeaders(input.dataParallelRank) : {}) };
     const res = await engineRequest({ baseUrl: input.replica, path: wire.path, body, headers, signal: input.signal, timeouts: input.timeouts });
     if (res.statusCode !== 200) throw await engineErrorFrom(res);
 
     const read = wire.reader();
     const output = new TokenModeOutput(fmt, promptIds, req);
-    let ids: number[] = [];
-    let logprobs: number[] = [];
+    const acc = new TokenAccumulator();
     let finish: 'stop' | 'length' | 'abort' | null = null;
     let matched: unknown = null;
     let usage: Usage | null = null;
@@ -47,21 +47,20 @@ export class TokenModeAdapter implements EngineAdapter {
       const c = read(event);
       engineResponseId ||= c.responseId ?? '';
       if (c.usage) usage = c.usage;
-      if (c.ids) ids = c.cumulative ? [...c.ids] : ids.concat(c.ids);
-      if (c.logprobs) logprobs = c.cumulative ? [...c.logprobs] : logprobs.concat(c.logprobs);
+      acc.take(c.ids, c.logprobs, c.cumulative);
       if (c.finish) { finish = c.finish; matched = c.matched ?? null; }
-      yield* output.advance(ids);
+      yield* output.advance(acc.ids);
     }
+    const { outputIds, outputLogprobs } = acc.finish(wire.fields, engineSampled(finish, usage?.completion_tokens));
     if (finish === null) throw new EngineError(`${this.driver.label} stream ended without a finish reason`, 502, true);
-    if (logprobs.length !== ids.length) throw new EngineError(`engine reported ${ids.length} output ids but ${logprobs.length} logprobs`, 502, true);
     const stopSequence = finish === 'stop' ? matchedStopString(matched, req.stop) : null;
     yield* output.end(stopSequence);
     return {
       promptIds,
-      outputIds: Int32Array.from(ids),
-      outputLogprobs: Float32Array.from(logprobs),
+      outputIds,
+      outputLogprobs,
       finishReason: output.finishReason(finish),
-      usage: usage ?? { prompt_tokens: promptIds.length, completion_tokens: ids.length, total_tokens: promptIds.length + ids.length },
+      usage: usage ?? { prompt_tokens: promptIds.length, completion_tokens: outputIds.length, total_tokens: promptIds.length + outputIds.length },
       requestServed: body,
       engineResponseId,
       stopSequence,

@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import { FAMILY_NAMES } from '../core/families/index.js';
 import { driverFor, ENGINE_KINDS } from './drivers/index.js';
+import { routerConfigSchema } from './router.js';
 import type { EngineConfig } from './types.js';
 
 export const engineConfigSchema = z.object({
@@ -17,6 +18,7 @@ export const engineConfigSchema = z.object({
   family: z.enum(FAMILY_NAMES).optional(),
   dataParallelSize: z.number().int().min(1).max(1024).optional(),
   developerRole: z.enum(['system', 'developer']).optional(),
+  router: routerConfigSchema.optional(),
 }).strict();
 
 const topologySchema = z.object({ engines: z.array(engineConfigSchema).min(1), runtime: z.string().min(1).optional() }).strict();

@@ -1,6 +1,7 @@
 // Contract between the gateway and engine adapters (DESIGN §4).
 import type { CanonicalDelta, CanonicalRequest, FinishReason, TokenCapture, Usage } from '../core/types.js';
 import type { EngineTimeouts } from './http.js';
+import type { RouterConfig } from './router.js';
 
 export type { EngineKind } from './drivers/index.js';
 import type { EngineKind } from './drivers/index.js';
@@ -25,6 +26,8 @@ export interface EngineConfig {
    * 'developer' (the template handles that role). Chat mode shows the choice in the request as served.
    */
   developerRole?: DeveloperRole;
+  /** The replicas URL is a router's (vLLM production-stack, SGLang model gateway): sessions pin through its header. */
+  router?: RouterConfig;
 }
 
 export type DeveloperRole = 'system' | 'developer';
@@ -36,6 +39,8 @@ export interface EngineCallInput {
   signal: AbortSignal;
   /** vLLM `X-data-parallel-rank` / SGLang `data_parallel_rank`. */
   dataParallelRank?: number;
+  /** Headers for this call beyond the body's (a router's session key); never anything the agent sent. */
+  headers?: Readonly<Record<string, string>>;
   /** How long the engine may take to answer and to go silent mid-stream (set by the pool). */
   timeouts?: EngineTimeouts;
   /** Previous completions of the same session, newest last, for token-mode prefix reuse. */
@@ -73,9 +78,12 @@ export class EngineError extends Error {
   }
 }
 
-/** The engine answered, but what it reported cannot be captured faithfully (custody: recorded `incomplete`). */
+/**
+ * The engine answered, but what it reported cannot be captured faithfully (custody: recorded `incomplete`).
+ * `field` names the wire field that was missing, when one was.
+ */
 export class CaptureError extends EngineError {
-  constructor(message: string, readonly reason: 'missing-ids' | 'logprob-count') {
+  constructor(message: string, readonly reason: 'missing-ids' | 'logprob-count', readonly field?: string) {
     super(message, 502, true);
     this.name = 'CaptureError';
   }

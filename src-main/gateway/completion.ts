@@ -48,8 +48,8 @@ export async function handleCompletion(
 
   const state: CallState = { id: randomBytes(12).toString('hex'), created: Math.floor(Date.now() / 1000), startedAt: performance.now(), firstTokenAt: null, admittedAt: () => null };
   const bodyHash = createHash('sha256').update(JSON.stringify(req.body)).digest('hex');
-  const retryOf = isSdkRetry(req) ? deps.store.completions.findByBodyHash(session.id, bodyHash)?.id ?? null : null;
-  const seq = deps.store.completions.reserveSeq(session.id);
+  const retryOf = isSdkRetry(req) ? (await deps.store.completions.findByBodyHash(session.id, bodyHash))?.id ?? null : null;
+  const seq = await deps.store.completions.reserveSeq(session.id);
 
   // Custody (DESIGN §9): the intent is committed before the engine is called; the completion's commit
   // removes it. One left over after a crash marks the call lost (store.completions.recoverDanglingIntents).

@@ -131,7 +131,7 @@ export function registerRolloutGateway(app: FastifyInstance, deps: GatewayDeps, 
     if (!req.body || typeof req.body !== 'object' || !Array.isArray((req.body as { messages?: unknown }).messages)) {
       return sendDialectError(reply, codec, 400, 'Chat request must include a `messages` array.');
     }
-    const session = store.sessions.get(r.sessionId);
+    const session = await store.sessions.get(r.sessionId);
     if (!session) return sendDialectError(reply, codec, 404, notFound(req.params), 'not_found_error');
     // The trainer's sampling parameters and model win over the agent's, as in prime-rl's gateway.
     req.body = { ...(req.body as Record<string, unknown>), ...rolloutSamplingFields(r.samplingParams), model: r.model };
@@ -147,7 +147,7 @@ export function registerRolloutGateway(app: FastifyInstance, deps: GatewayDeps, 
   app.get('/v1/rollouts/:rolloutId/trajectory', async (req, reply) => {
     const r = rolloutOf(req.params);
     if (!r) return detail(reply, 404, notFound(req.params));
-    const steps = answeredTurns(store.completions.listBySession(r.sessionId)).map((rec) => toVerifiersStep(rec, r.sessionId, r.maxSeqLen));
+    const steps = answeredTurns(await store.completions.listBySession(r.sessionId)).map((rec) => toVerifiersStep(rec, r.sessionId, r.maxSeqLen));
     const prompt = steps[0]?.prompt ?? [];
     return {
       rollout_id: r.id, status: r.status, num_turns: steps.length, model: r.model,
@@ -169,7 +169,7 @@ export function registerRolloutGateway(app: FastifyInstance, deps: GatewayDeps, 
     rollouts.delete(r.id);
     bySession.delete(r.sessionId);
     const status = r.status === 'cancelled' ? 'interrupted' : 'finished';
-    if (store.sessions.get(r.sessionId)?.status === 'active') {
+    if ((await store.sessions.get(r.sessionId))?.status === 'active') {
       await store.writer.updateSession(r.sessionId, { status, finishedAt: Date.now() });
       events.emit({ type: 'session', id: r.sessionId, status });
     }

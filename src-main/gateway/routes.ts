@@ -24,7 +24,7 @@ export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): 
 
     for (const route of dialectRoutes) {
       app.post(prefix + route.path, async (req, reply) => {
-        const session = resolveSession(deps.store, req);
+        const session = await resolveSession(deps.store, req);
         if (!session) return sendDialectError(reply, route.codec, 401, unknownKeyMessage(req));
         const ctx = route.parseContext?.(req) ?? {};
         if ('error' in ctx) return sendDialectError(reply, route.codec, 404, ctx.error);
@@ -33,13 +33,13 @@ export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): 
     }
 
     app.post(prefix + '/v1/messages/count_tokens', async (req, reply) => {
-      const session = resolveSession(deps.store, req);
+      const session = await resolveSession(deps.store, req);
       if (!session) return sendDialectError(reply, anthropicCodec as DialectCodec, 401, unknownKeyMessage(req));
       return countAnthropicTokens(deps, session, req, reply);
     });
 
     app.get(prefix + '/v1/models', async (req, reply) => {
-      const session = resolveSession(deps.store, req);
+      const session = await resolveSession(deps.store, req);
       if (!session) return sendDialectError(reply, codecForUrl(req.url), 401, unknownKeyMessage(req));
       const engines = deps.pool.list().filter((e) => !session.engineId || e.config.id === session.engineId);
       return {

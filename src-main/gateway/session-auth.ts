@@ -17,7 +17,7 @@ export function sessionKeyOf(req: FastifyRequest): string | null {
 }
 
 /** The session for this call, or null for an unknown key (never minted on the fly). */
-export function resolveSession(store: Store, req: FastifyRequest): SessionRecord | null {
+export async function resolveSession(store: Store, req: FastifyRequest): Promise<SessionRecord | null> {
   const key = sessionKeyOf(req);
   if (!key || !/^[0-9a-f]{32}$/.test(key)) return null;
   return store.sessions.getByKey(key);

@@ -158,12 +158,14 @@ export class RolloutManager {
   /** Containers of interrupted docker runs removed at start-up (resolves once done). */
   recoveredContainers: Promise<number> = Promise.resolve(0);
   /** Batches interrupted by the previous process (found at start-up). */
-  readonly recovered: { batches: number; runs: number; killedProcesses: number };
+  /** What start-up recovery found (resolves once the store has been swept). */
+  readonly recovered: Promise<{ batches: number; runs: number; killedProcesses: number }>;
 
   constructor(private readonly opts: RolloutManagerOptions) {
     this.agentsDir = opts.agentsDir ?? process.env.ROLLGATE_AGENTS_DIR ?? join(opts.dataDir, 'agents');
     this.runsDir = join(opts.dataDir, 'runs');
     this.recovered = this.recover();
+    this.recovered.catch((err: Error) => console.error(`rollgate: start-up recovery of batches failed: ${err.message}`));
   }
 
   private get images(): ImageBuilder {
@@ -172,20 +174,21 @@ export class RolloutManager {
 
   // ---- start-up recovery ----
 
-  private recover(): { batches: number; runs: number; killedProcesses: number } {
+  private async recover(): Promise<{ batches: number; runs: number; killedProcesses: number }> {
     const { store } = this.opts;
-    const leftovers = store.runs.listRunning();
+    const leftovers = await store.runs.listRunning();
     const killed = killLeftoverProcesses(leftovers.map((r) => r.runToken).filter((t): t is string => !!t));
     // Containers outlive a crashed Rollgate (bwrap sandboxes die with it: --die-with-parent).
-    const inContainers = leftovers.filter((r) => r.batchId && store.batches.get(r.batchId)?.spec.runtime === 'docker').map((r) => r.sessionId);
+    const inContainers: string[] = [];
+    for (const r of leftovers) if (r.batchId && (await store.batches.get(r.batchId))?.spec.runtime === 'docker') inContainers.push(r.sessionId);
     this.recoveredContainers = removeRunContainers(inContainers).catch((err: Error) => {
       console.error(`rollgate: could not remove the containers of ${inContainers.length} interrupted run(s): ${err.message}`);
       return 0;
     });
-    const runs = store.runs.markUnfinishedInterrupted();
-    const batches = store.batches.markUnfinishedInterrupted();
+    const runs = await store.runs.markUnfinishedInterrupted();
+    const batches = await store.batches.markUnfinishedInterrupted();
     // Callbacks that were still being delivered when the previous process stopped.
-    for (const b of store.batches.list()) {
+    for (const b of await store.batches.list()) {
       if (b.callbackUrl && b.callback?.status === 'pending' && b.status !== 'queued' && b.status !== 'running') this.sendCallback(b.id);
     }
     return { batches, runs, killedProcesses: killed };
@@ -211,7 +214,7 @@ export class RolloutManager {
   }
 
   /** Validates and starts a batch. Throws BatchSpecError (or DatasetError) on a bad spec: nothing is created. */
-  submit(body: unknown): { id: string; runtime: string; warning?: string } {
+  async submit(body: unknown): Promise<{ id: string; runtime: string; warning?: string }> {
     if (this.closed) throw new Error('Rollgate is shutting down');
     const raw = body && typeof body === 'object' && !Array.isArray(body) ? { ...(body as Record<string, unknown>) } : body;
     if (raw && typeof raw === 'object' && 'callback_url' in raw) {
@@ -287,7 +290,7 @@ export class RolloutManager {
       startedAt: null,
       finishedAt: null,
     };
-    this.opts.store.batches.create(record);
+    await this.opts.store.batches.create(record);
     const abort = new AbortController();
     const images = new TaskImages(this.images, abort.signal, (taskId, p) => {
       if (p.phase !== 'cached') this.opts.events.emit({ type: 'batch', id, status: 'running', phase: `image-${p.phase}`, message: `${taskId}: ${p.message ?? p.image}` });
@@ -303,24 +306,29 @@ export class RolloutManager {
     this.emitBatch(id, 'queued');
     active.done = this.runBatch(active, spec.concurrency, spec.n).catch((err: Error) => {
       // runBatch handles its own errors; this is a last resort so a batch never stays `running`.
-      if (!this.closed) this.finishBatch(active, 'failed', `internal error: ${err.message}`);
+      if (!this.closed) return this.finishBatch(active, 'failed', `internal error: ${err.message}`);
     }).finally(() => this.active.delete(id));
     if (warning) console.warn(`rollgate: batch ${id}: ${warning}`);
     return { id, runtime: runtime.name, ...(warning ? { warning } : {}) };
   }
 
-  get(id: string): BatchView | null {
+  async get(id: string): Promise<BatchView | null> {
     const { store } = this.opts;
-    const batch = store.batches.get(id);
+    const batch = await store.batches.get(id);
     if (!batch) return null;
-    return buildBatchView(batch, store.sessions.list({ batchId: id }), store.runs.listByBatch(id));
+    const [sessions, runs] = await Promise.all([store.sessions.list({ batchId: id }), store.runs.listByBatch(id)]);
+    return buildBatchView(batch, sessions, runs);
   }
 
-  list(opts: { limit?: number; offset?: number } = {}): Array<Omit<BatchView, 'tasks'>> {
-    return this.opts.store.batches.list(opts).map((b) => {
-      const { tasks: _tasks, ...rest } = this.get(b.id)!;
-      return rest;
-    });
+  async list(opts: { limit?: number; offset?: number } = {}): Promise<Array<Omit<BatchView, 'tasks'>>> {
+    const views: Array<Omit<BatchView, 'tasks'>> = [];
+    for (const b of await this.opts.store.batches.list(opts)) {
+      const view = await this.get(b.id);
+      if (!view) continue;
+      const { tasks: _tasks, ...rest } = view;
+      views.push(rest);
+    }
+    return views;
   }
 
   /** Cancels a queued or running batch: no new samples start, running agents are killed. */
@@ -358,14 +366,13 @@ export class RolloutManager {
     const { store } = this.opts;
     const now = Date.now();
     for (const b of batches) {
-      for (const s of store.sessions.list({ batchId: b.record.id, status: 'active' })) {
+      for (const s of await store.sessions.list({ batchId: b.record.id, status: 'active' })) {
         await store.writer.updateSession(s.id, { status: 'interrupted', finishedAt: now }).catch(() => undefined);
       }
-      store.runs.markUnfinishedInterrupted(now);
-      const cur = store.batches.get(b.record.id);
-      if (cur && (cur.status === 'queued' || cur.status === 'running')) {
-        store.batches.update(b.record.id, { status: 'interrupted', finishedAt: now, error: 'Rollgate was stopped while the batch was running' });
-      }
+      await store.runs.markUnfinishedInterrupted({ now });
+      await store.batches.modify(b.record.id, (cur) => (cur.status === 'queued' || cur.status === 'running'
+        ? { patch: { status: 'interrupted', finishedAt: now, error: 'Rollgate was stopped while the batch was running' } }
+        : { refuse: cur.status }));
     }
     await Promise.race([Promise.allSettled([...this.callbacks]), new Promise((r) => setTimeout(r, 1000))]);
   }
@@ -374,18 +381,18 @@ export class RolloutManager {
 
   private async runBatch(b: ActiveBatch, concurrency: number, n: number): Promise<void> {
     const { store } = this.opts;
-    b.record = store.batches.update(b.record.id, { status: 'running', startedAt: Date.now() }) ?? b.record;
+    b.record = (await store.batches.update(b.record.id, { status: 'running', startedAt: Date.now() })) ?? b.record;
     this.emitBatch(b.record.id, 'running');
 
     const usable = await b.runtime.available();
     if (!usable.ok) {
-      if (!this.closed) this.finishBatch(b, 'failed', `runtime ${b.runtime.name} is not available: ${usable.reason}`);
+      if (!this.closed) await this.finishBatch(b, 'failed', `runtime ${b.runtime.name} is not available: ${usable.reason}`);
       return;
     }
     // A dead engine fails the batch now, saying why, instead of every sample after its agent's retries.
     const engine = await this.opts.pool.probeEngine(b.engineId);
     if (!engine.ok) {
-      if (!this.closed) this.finishBatch(b, 'failed', `engine ${b.engineId}: no replica answers its health check: ${engine.problems.join('; ')}`);
+      if (!this.closed) await this.finishBatch(b, 'failed', `engine ${b.engineId}: no replica answers its health check: ${engine.problems.join('; ')}`);
       return;
     }
     let bin: string | null = null;
@@ -393,7 +400,7 @@ export class RolloutManager {
       try {
         bin = await installAgent(this.agentsDir, b.harness.agent, (p) => this.emitInstall(b.record.id, p));
       } catch (err) {
-        if (!this.closed) this.finishBatch(b, 'failed', (err as Error).message);
+        if (!this.closed) await this.finishBatch(b, 'failed', (err as Error).message);
         return;
       }
     }
@@ -413,7 +420,7 @@ export class RolloutManager {
           }
         });
         if (b.maskedGate && track.sessionId && !b.stopError && !this.closed) {
-          const stop = b.maskedGate.add(this.opts.store, track.sessionId);
+          const stop = await b.maskedGate.add(this.opts.store, track.sessionId);
           if (stop) {
             b.stopError = stop;
             b.abort.abort();
@@ -424,17 +431,17 @@ export class RolloutManager {
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));
     if (this.closed) return;
-    if (b.stopError) this.finishBatch(b, 'failed', b.stopError);
-    else this.finishBatch(b, b.abort.signal.aborted ? 'cancelled' : 'completed', null);
+    if (b.stopError) await this.finishBatch(b, 'failed', b.stopError);
+    else await this.finishBatch(b, b.abort.signal.aborted ? 'cancelled' : 'completed', null);
   }
 
-  private finishBatch(b: ActiveBatch, status: BatchStatus, error: string | null): void {
-    const { store } = this.opts;
-    const cur = store.batches.get(b.record.id);
-    if (!cur || !(cur.status === 'queued' || cur.status === 'running')) return;
-    store.batches.update(b.record.id, { status, error, finishedAt: Date.now() });
+  private async finishBatch(b: ActiveBatch, status: BatchStatus, error: string | null): Promise<void> {
+    const done = await this.opts.store.batches.modify(b.record.id, (cur) => (cur.status === 'queued' || cur.status === 'running'
+      ? { patch: { status, error, finishedAt: Date.now() } }
+      : { refuse: cur.status }));
+    if (!done || 'refused' in done) return;
     this.emitBatch(b.record.id, status);
-    if (cur.callbackUrl) this.sendCallback(b.record.id);
+    if (done.record.callbackUrl) this.sendCallback(b.record.id);
   }
 
   private tally(b: ActiveBatch, status: 'finished' | 'failed' | 'interrupted', reward: number | null): void {
@@ -453,8 +460,8 @@ export class RolloutManager {
     const metadata: Record<string, unknown> = { groupId, sampleIndex, batchId, dataset: b.record.spec.dataset, runtime: b.runtime.name, ...(task.metadata ? { task: task.metadata } : {}),
       ...(b.record.spec.credit ? { credit: b.record.spec.credit } : {}) };
     /** The session as stored now, queued writes committed (synchronously). */
-    const stored = (): SessionRecord | null => {
-      void store.writer.flush();
+    const stored = async (): Promise<SessionRecord | null> => {
+      await store.writer.flush();
       return store.sessions.get(session.id);
     };
     const session = newSession({ engineId: b.engineId, harness: b.harness.name, taskId: task.id, batchId, metadata });
@@ -470,7 +477,7 @@ export class RolloutManager {
     const timeoutMs = b.timeoutExplicit ? b.timeoutMs : task.harbor?.agentTimeoutMs ?? b.timeoutMs;
     const runToken = randomBytes(12).toString('hex');
     const started = Date.now();
-    store.runs.create({
+    await store.runs.create({
       sessionId: session.id, batchId, status: 'running', pid: null, runToken, workDir: null, outcome: null, exitCode: null, signal: null,
       durationMs: null, stdout: null, stderr: null, finalAnswer: null, evaluator: null, error: null, startedAt: started, finishedAt: null,
     });
@@ -507,11 +514,11 @@ export class RolloutManager {
       const plan = b.harness.launch(ctx, bin);
       const systemPath = sandbox.runtime === 'local' ? undefined : SANDBOX_SYSTEM_PATH;
       const env = { ...baseEnv(sandbox.paths, [], systemPath, sandbox.toolPath(nodeBinDir())), ...sessionEnv(ctx), ...plan.env, ROLLGATE_RUN_ID: runToken };
-      store.runs.update(session.id, { workDir: sandbox.host.work });
+      await store.runs.update(session.id, { workDir: sandbox.host.work });
       b.running.set(session.id, null);
       result = await sandbox.launch({ ...plan, env }, {
         timeoutMs, signal: b.abort.signal, maxOutputBytes: RUN_OUTPUT_BYTES,
-        onStart: ({ pid }) => { b.running.set(session.id, pid); store.runs.update(session.id, { pid }); },
+        onStart: ({ pid }) => { b.running.set(session.id, pid); void store.runs.update(session.id, { pid }); },
       });
     } catch (err) {
       result = { pid: null, exitCode: null, signal: null, timedOut: false, cancelled: false, spawnError: (err as Error).message, stdout: '', stderr: '', stdoutTail: '', durationMs: Date.now() - started };
@@ -526,15 +533,15 @@ export class RolloutManager {
       : outcome === 'start_error' ? `agent could not start: ${result.spawnError}`
       : outcome === 'timeout' ? `agent timed out after ${Math.round(timeoutMs / 1000)} s`
       : outcome === 'agent_error' ? `agent exited with ${result.exitCode ?? result.signal}` : null;
-    const engineFailure = agentError ? engineFailureOf(store.completions.listBySession(session.id)) : null;
+    const engineFailure = agentError ? engineFailureOf(await store.completions.listBySession(session.id)) : null;
     // Agents colour their output for terminals; the stored answer (and what evaluators compare) is the text.
     const finalAnswer = stripVTControlCharacters(result.stdoutTail).trim();
     const common = { exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, stdout: result.stdout, stderr: result.stderr, finalAnswer };
     const interrupted = async (verdict?: EvaluatorVerdict) => {
-      store.runs.update(session.id, { ...common, status: 'done', outcome: 'cancelled', ...(verdict ? { evaluator: verdict } : {}), error: 'cancelled', finishedAt: Date.now() });
+      await store.runs.update(session.id, { ...common, status: 'done', outcome: 'cancelled', ...(verdict ? { evaluator: verdict } : {}), error: 'cancelled', finishedAt: Date.now() });
       track.ended = true;
       this.tally(b, 'interrupted', null);
-      await store.writer.updateSession(session.id, { status: 'interrupted', finishedAt: Date.now(), metadata: { ...ownMetadata(stored()?.metadata ?? metadata), outcome: 'cancelled' } });
+      await store.writer.updateSession(session.id, { status: 'interrupted', finishedAt: Date.now(), metadata: { ...ownMetadata((await stored())?.metadata ?? metadata), outcome: 'cancelled' } });
       events.emit({ type: 'session', id: session.id, status: 'interrupted' });
       await dispose();
     };
@@ -565,18 +572,18 @@ export class RolloutManager {
 
     // Rewards of batch sessions come only from the evaluator (and later from the trainer's control API):
     // whatever was reported during the run is not the agent's to decide (issue 18, item 1).
-    const current = stored();
+    const current = await stored();
     const reward = verdict.reward ?? null;
     const status = outcome === 'ok' && !verdict.error ? 'finished' : 'failed';
     const error = engineFailure ? `${engineFailure}; ${agentError}` : agentError;
-    store.runs.update(session.id, { ...common, status: 'done', outcome, evaluator: verdict, error, finishedAt: Date.now() });
+    await store.runs.update(session.id, { ...common, status: 'done', outcome, evaluator: verdict, error, finishedAt: Date.now() });
     track.ended = true;
     this.tally(b, status, reward);
     await store.writer.updateSession(session.id, {
       status, reward, finishedAt: Date.now(),
       metadata: withTraceRewards({
         ...ownMetadata(current?.metadata ?? metadata), outcome, exitCode: result.exitCode, durationMs: result.durationMs,
-        ...builtinFinalResponse(b.harness.name, outcome, store.completions.listBySession(session.id)),
+        ...builtinFinalResponse(b.harness.name, outcome, await store.completions.listBySession(session.id)),
         evaluator: { type: verdict.type, reward: verdict.reward, ...(verdict.error ? { error: verdict.error } : {}) },
         ...(error ? { error } : {}),
       }, verdict.traceRewards),
@@ -623,13 +630,14 @@ export class RolloutManager {
       });
       return;
     }
-    const view = this.get(id);
-    if (!view) return;
-    const c = view.counts;
-    this.opts.events.emit({
-      type: 'batch', id, status, total: c.total, done: c.done, running: c.running, queued: c.queued,
-      finished: c.finished, failed: c.failed, interrupted: c.interrupted, meanReward: view.meanReward,
-    });
+    void this.get(id).then((view) => {
+      if (!view) return;
+      const c = view.counts;
+      this.opts.events.emit({
+        type: 'batch', id, status, total: c.total, done: c.done, running: c.running, queued: c.queued,
+        finished: c.finished, failed: c.failed, interrupted: c.interrupted, meanReward: view.meanReward,
+      });
+    }, () => undefined);
   }
 
   private emitInstall(id: string, p: InstallProgress): void {
@@ -637,27 +645,30 @@ export class RolloutManager {
   }
 
   private sendCallback(id: string): void {
+    const p = this.deliverBatchCallback(id).catch(() => undefined);
+    this.callbacks.add(p);
+    void p.finally(() => this.callbacks.delete(p));
+  }
+
+  private async deliverBatchCallback(id: string): Promise<void> {
     const { store } = this.opts;
-    const batch = store.batches.get(id);
+    const batch = await store.batches.get(id);
     if (!batch?.callbackUrl) return;
-    const view = this.get(id)!;
+    const view = (await this.get(id))!;
     let attempts = batch.callback?.attempts ?? 0;
-    const p = deliverCallback(batch.callbackUrl, view, {
+    const r = await deliverCallback(batch.callbackUrl, view, {
       maxAttempts: this.opts.callbackMaxAttempts,
       baseDelayMs: this.opts.callbackBaseDelayMs,
       signal: this.closeSignal.signal,
       onAttempt: (_n, error) => {
         attempts++;
         if (this.closed) return;
-        store.batches.update(id, { callback: error ? { status: 'pending', attempts, lastError: error } : { status: 'delivered', attempts, deliveredAt: Date.now() } });
+        void store.batches.update(id, { callback: error ? { status: 'pending', attempts, lastError: error } : { status: 'delivered', attempts, deliveredAt: Date.now() } });
       },
-    }).then((r) => {
-      if (this.closed && !r.ok) return; // stays pending: retried at the next start
-      if (!r.ok) store.batches.update(id, { callback: { status: 'failed', attempts, lastError: r.lastError ?? undefined } });
-      this.opts.events.emit({ type: 'batch', id, status: batch.status, phase: r.ok ? 'callback-delivered' : 'callback-failed', message: r.lastError ?? undefined });
-    }).catch(() => undefined);
-    this.callbacks.add(p);
-    void p.finally(() => this.callbacks.delete(p));
+    });
+    if (this.closed && !r.ok) return; // stays pending: retried at the next start
+    if (!r.ok) await store.batches.update(id, { callback: { status: 'failed', attempts, lastError: r.lastError ?? undefined } });
+    this.opts.events.emit({ type: 'batch', id, status: batch.status, phase: r.ok ? 'callback-delivered' : 'callback-failed', message: r.lastError ?? undefined });
   }
 }
 

@@ -12,8 +12,9 @@ export class MaskedGate {
   constructor(readonly maxFraction: number, readonly minTraces: number) {}
 
   /** Adds a finished session's traces; returns the error that stops the batch, or null. */
-  add(store: Pick<Store, 'sessions' | 'completions'>, sessionId: string): string | null {
-    const built = buildSessionTraces('prefix-merge', store.sessions.get(sessionId), store.completions.listBySession(sessionId));
+  async add(store: Pick<Store, 'sessions' | 'completions'>, sessionId: string): Promise<string | null> {
+    const [session, completions] = await Promise.all([store.sessions.get(sessionId), store.completions.listBySession(sessionId)]);
+    const built = buildSessionTraces('prefix-merge', session, completions);
     for (const { trace } of built.traces) {
       this.traces++;
       if (trace.masked) {

@@ -73,8 +73,8 @@ export function buildTaskCheckReport(oracle: BatchView, nop: BatchView): TaskChe
 
 /** What starting a check needs from the rollout manager (RolloutManager has it). */
 export interface BatchRunner {
-  submit(body: unknown): { id: string };
-  get(id: string): BatchView | null;
+  submit(body: unknown): Promise<{ id: string }>;
+  get(id: string): Promise<BatchView | null>;
   wait(id: string): Promise<BatchView | null>;
   cancel(id: string): Promise<unknown>;
 }
@@ -88,12 +88,12 @@ export interface TaskCheckSpec {
 }
 
 /** Starts the oracle and nop batches; throws what `submit` throws on a bad dataset or runtime. */
-export function startTaskCheck(runner: BatchRunner, spec: TaskCheckSpec): { id: string; oracleBatch: string; nopBatch: string } {
+export async function startTaskCheck(runner: BatchRunner, spec: TaskCheckSpec): Promise<{ id: string; oracleBatch: string; nopBatch: string }> {
   const common = { dataset: spec.dataset, runtime: spec.runtime ?? 'docker', concurrency: spec.concurrency ?? 2, n: 1, ...(spec.engine ? { engine: spec.engine } : {}) };
-  const oracle = runner.submit({ ...common, harness: 'oracle', name: 'tasks check: oracle' }).id;
+  const oracle = (await runner.submit({ ...common, harness: 'oracle', name: 'tasks check: oracle' })).id;
   let nop: string;
   try {
-    nop = runner.submit({ ...common, harness: 'nop', name: 'tasks check: nop' }).id;
+    nop = (await runner.submit({ ...common, harness: 'nop', name: 'tasks check: nop' })).id;
   } catch (e) {
     void runner.cancel(oracle);
     throw e;
@@ -101,10 +101,10 @@ export function startTaskCheck(runner: BatchRunner, spec: TaskCheckSpec): { id: 
   return { id: taskCheckId(oracle, nop), oracleBatch: oracle, nopBatch: nop };
 }
 
-export function getTaskCheck(runner: BatchRunner, id: string): TaskCheckReport | null {
+export async function getTaskCheck(runner: BatchRunner, id: string): Promise<TaskCheckReport | null> {
   const ids = parseTaskCheckId(id);
-  const oracle = ids && runner.get(ids.oracleBatch);
-  const nop = ids && runner.get(ids.nopBatch);
+  const oracle = ids && (await runner.get(ids.oracleBatch));
+  const nop = ids && (await runner.get(ids.nopBatch));
   return oracle && nop ? buildTaskCheckReport(oracle, nop) : null;
 }
 

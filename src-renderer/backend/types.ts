@@ -78,6 +78,7 @@ export interface Engine {
   family?: string | null;
   developerRole?: 'system' | 'developer';
   dataParallelSize?: number;
+  router?: EngineRouter;
   simulated: boolean;
   paused: boolean;
   policyVersion?: number;
@@ -108,7 +109,11 @@ export interface EngineSpec {
   family?: string;
   developerRole?: 'system' | 'developer';
   dataParallelSize?: number;
+  router?: EngineRouter;
 }
+
+/** The router in front of an engine's replicas (vllm-router | sglang-router); header: its session header (always set in GET /api/engines). */
+export interface EngineRouter { kind: string; header?: string }
 
 /** GET /api/engine-kinds: what the topology form can offer. */
 export interface EngineKinds {

@@ -297,6 +297,7 @@ function EngineForm({ initial, onDone, onCancel }: { initial?: Engine; onDone: (
     ...(initial?.family ? { family: initial.family } : {}),
     ...(initial?.developerRole ? { developerRole: initial.developerRole } : {}),
     ...(initial?.dataParallelSize ? { dataParallelSize: initial.dataParallelSize } : {}),
+    ...(initial?.router ? { router: initial.router } : {}),
   }));
   const [replicas, setReplicas] = useState((initial?.replicas.map((r) => r.url) ?? []).join('\n'));
   // Kinds, their modes and the model families come from the server's registries.
@@ -456,6 +457,12 @@ function EngineCard({ e, selected, onEdit, onRemoved }: { e: Engine; selected: b
           <>
             <dt>Family</dt>
             <dd className="mono">{e.family ?? 'from the tokenizer'}</dd>
+          </>
+        )}
+        {e.router && (
+          <>
+            <dt>Router</dt>
+            <dd><span className="mono">{e.router.kind}</span> · session id in <span className="mono">{e.router.header}</span></dd>
           </>
         )}
         <dt>Replicas</dt>

@@ -19,7 +19,7 @@ afterAll(async () => { await app?.stop(); });
 
 describe('qwen-code preset on Harbor tasks (docker runtime)', () => {
   it('runs inside each task image and earns the verifier\'s reward, every model call recorded', async () => {
-    const { id } = app.rollouts.submit({ dataset: EXAMPLES, harness: 'qwen-code', engine: 'sim-vllm', runtime: 'docker', n: 1, concurrency: 2 });
+    const { id } = (await app.rollouts.submit({ dataset: EXAMPLES, harness: 'qwen-code', engine: 'sim-vllm', runtime: 'docker', n: 1, concurrency: 2 }));
     const view = (await app.rollouts.wait(id))!;
     expect(view.status, view.error ?? '').toBe('completed');
     const rewards = Object.fromEntries(view.tasks.map((t) => [t.taskId, t.rewards[0]]));
@@ -28,14 +28,14 @@ describe('qwen-code preset on Harbor tasks (docker runtime)', () => {
       const s = t.samples[0];
       expect(s).toMatchObject({ status: 'finished', outcome: 'ok', exitCode: 0 });
       expect(s.completionCount).toBeGreaterThanOrEqual(1);
-      for (const c of app.store.completions.listBySession(s.sessionId)) {
+      for (const c of (await app.store.completions.listBySession(s.sessionId))) {
         expect(c.id).toMatch(/\S/);
         expect(c.outputIds.length).toBeGreaterThan(0);
       }
-      expect(app.store.runs.get(s.sessionId)!.evaluator).toMatchObject({ type: 'harbor', reward: t.rewards[0] });
+      expect((await app.store.runs.get(s.sessionId))!.evaluator).toMatchObject({ type: 'harbor', reward: t.rewards[0] });
     }
     const greeting = view.tasks.find((t) => t.taskId === 'fix-greeting')!.samples[0];
-    const calls = app.store.completions.listBySession(greeting.sessionId).flatMap((c) => c.response?.message.tool_calls ?? []);
+    const calls = (await app.store.completions.listBySession(greeting.sessionId)).flatMap((c) => c.response?.message.tool_calls ?? []);
     expect(calls.map((c) => [c.function.name, JSON.parse(c.function.arguments).command])).toContainEqual(['run_shell_command', 'sh apply-fix.sh']);
   }, 300_000);
 });

@@ -42,28 +42,28 @@ async function runBatch(spec: Record<string, unknown>) {
   return { view: await app.api(`/api/batches/${id}`), phases: events.filter((e) => e.id === id).map((e) => e.phase) };
 }
 
-function describeRuns(view: any): string {
-  return view.tasks.map((t: any) => {
+async function describeRuns(view: any): Promise<string> {
+  return (await Promise.all(view.tasks.map(async (t: any) => {
     const s = t.samples[0];
-    const run = app.store.runs.get(s.sessionId);
+    const run = (await app.store.runs.get(s.sessionId));
     return `${t.taskId}: reward=${s.reward} outcome=${s.outcome} exit=${s.exitCode} completions=${s.completionCount} ${s.error ?? ''}\n`
       + `  stdout: ${run?.stdout?.slice(-600)}\n  stderr: ${run?.stderr?.slice(-600)}\n  evaluator: ${JSON.stringify(run?.evaluator)?.slice(0, 400)}`;
-  }).join('\n');
+  }))).join("\n");
 }
 
 /** What every preset's batch must show: exact rewards from each task's evaluator, clean agent exits, no failed calls. */
-function checkBatch(view: any, dialect: string) {
-  const detail = describeRuns(view);
+async function checkBatch(view: any, dialect: string) {
+  const detail = await describeRuns(view);
   expect(view.status, detail).toBe('completed');
   expect(Object.fromEntries(view.tasks.map((t: any) => [t.taskId, t.rewards[0]])), detail).toEqual(REWARDS);
   for (const t of view.tasks) {
     const s = t.samples[0];
     expect(s, detail).toMatchObject({ status: 'finished', outcome: 'ok', exitCode: 0, error: null });
-    const run = app.store.runs.get(s.sessionId)!;
+    const run = (await app.store.runs.get(s.sessionId))!;
     expect(run.evaluator, detail).toMatchObject({ type: EVALUATORS[t.taskId as keyof typeof EVALUATORS], reward: t.rewards[0] });
     expect(run.evaluator!.error ?? null).toBeNull();
     expect(run.stdout, 'the agent saw no API errors (Claude Code: "Connection lost mid-response")').not.toMatch(/API Error/);
-    const completions = app.store.completions.listBySession(s.sessionId);
+    const completions = (await app.store.completions.listBySession(s.sessionId));
     expect(completions.length, detail).toBeGreaterThanOrEqual(1);
     for (const c of completions) {
       expect(c.status, detail).toBe('ok');
@@ -71,12 +71,12 @@ function checkBatch(view: any, dialect: string) {
       expect(c.retryOf, 'no SDK retries in a clean run').toBeNull();
     }
   }
-  expect(app.store.runs.get(view.tasks[0].samples[0].sessionId)!.evaluator!.output).toMatch(/all tests passed/);
+  expect((await app.store.runs.get(view.tasks[0].samples[0].sessionId))!.evaluator!.output).toMatch(/all tests passed/);
 }
 
 /** Every process the batch's runs started is gone once the batch is done (daemons included). */
-function checkNoProcessLeft(view: any) {
-  const tokens = view.tasks.map((t: any) => app.store.runs.get(t.samples[0].sessionId)!.runToken!);
+async function checkNoProcessLeft(view: any) {
+  const tokens: string[] = await Promise.all(view.tasks.map(async (t: any) => (await app.store.runs.get(t.samples[0].sessionId))!.runToken!));
   expect(tokens.every(Boolean), 'each run has its token').toBe(true);
   const left = runProcesses(tokens).map((pid) => `${pid}: ${safeRead(`/proc/${pid}/cmdline`).replace(/\0/g, ' ')}`);
   killLeftoverProcesses(tokens); // a failing check still leaves nothing running
@@ -101,14 +101,14 @@ function asExpected(view: any): boolean {
 async function runPresetBatch(spec: Record<string, unknown>) {
   const first = await runBatch(spec);
   if (asExpected(first.view)) return first;
-  console.warn(`${String(spec.harness)}: the batch did not come out as expected; running it once more.\n${describeRuns(first.view)}`);
+  console.warn(`${String(spec.harness)}: the batch did not come out as expected; running it once more.\n${await describeRuns(first.view)}`);
   return runBatch(spec);
 }
 
 /** The shell commands the model ran through `tool` in a task's session, in order (side requests' calls too). */
-function shellCommands(view: any, taskId: string, tool: string, arg: string): string[] {
+async function shellCommands(view: any, taskId: string, tool: string, arg: string): Promise<string[]> {
   const s = view.tasks.find((t: any) => t.taskId === taskId).samples[0];
-  return app.store.completions.listBySession(s.sessionId).flatMap((c) => c.response?.message.tool_calls ?? [])
+  return (await app.store.completions.listBySession(s.sessionId)).flatMap((c) => c.response?.message.tool_calls ?? [])
     .filter((tc) => tc.function.name === tool).map((tc) => String(JSON.parse(tc.function.arguments)[arg]));
 }
 
@@ -130,18 +130,18 @@ describe('every CLI preset through the rollout manager', () => {
       const { view, phases } = await runPresetBatch({ harness: p.harness, runtime: 'bwrap' });
       expect(view.spec).toMatchObject({ harness: p.harness, agent: `${agent.package}@${agent.version}`, runtime: 'bwrap' });
       expect(phases[0], 'the install step comes first (installed now, or already cached)').toMatch(/^install/);
-      checkBatch(view, p.dialect);
-      checkNoProcessLeft(view);
+      await checkBatch(view, p.dialect);
+      await checkNoProcessLeft(view);
       // Each task's work was done by the agent's own shell tool, exactly once (no client-side retries).
-      expect(shellCommands(view, 'fix-greeting', p.shell, p.arg).filter((c) => c.includes('apply-fix'))).toEqual(['node apply-fix.js']);
-      expect(shellCommands(view, 'count-notes', p.shell, p.arg).filter((c) => c.includes('notes.txt'))).toEqual([expect.stringMatching(/^wc -l\b.*notes\.txt$/)]);
+      expect((await shellCommands(view, 'fix-greeting', p.shell, p.arg)).filter((c) => c.includes('apply-fix'))).toEqual(['node apply-fix.js']);
+      expect((await shellCommands(view, 'count-notes', p.shell, p.arg)).filter((c) => c.includes('notes.txt'))).toEqual([expect.stringMatching(/^wc -l\b.*notes\.txt$/)]);
     });
   }
 
   it('cline unsandboxed (local runtime): the hub daemon it would start is not left behind', async () => {
     const { view } = await runPresetBatch({ harness: 'cline', runtime: 'local' });
-    checkBatch(view, 'openai-chat');
-    checkNoProcessLeft(view);
+    await checkBatch(view, 'openai-chat');
+    await checkNoProcessLeft(view);
     // Nothing of Cline's answers to the name of its daemon either (a daemon started without our env).
     const daemons = readdirSync('/proc').filter((d) => /^\d+$/.test(d))
       .filter((pid) => safeRead(`/proc/${pid}/cmdline`).includes('--cline-hub-daemon') && safeRead(`/proc/${pid}/cmdline`).includes(AGENT_CACHE));
@@ -153,7 +153,7 @@ describe('every CLI preset through the rollout manager', () => {
     const command = `ANTHROPIC_BASE_URL={{ANTHROPIC_BASE_URL}} ANTHROPIC_API_KEY={{API_KEY}} CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 ${shellQuote(claude)} -p {{PROMPT}} --model {{MODEL}} --allowedTools Bash`;
     // The command names the agent by its host path, which only an unsandboxed run can see.
     const { view } = await runPresetBatch({ harness: 'command', command, runtime: 'local' });
-    checkBatch(view, 'anthropic');
-    expect(shellCommands(view, 'fix-greeting', 'Bash', 'command')).toEqual(['node apply-fix.js']);
+    await checkBatch(view, 'anthropic');
+    expect((await shellCommands(view, 'fix-greeting', 'Bash', 'command'))).toEqual(['node apply-fix.js']);
   });
 });

@@ -17,7 +17,7 @@ describe('qwen-code preset in a batch (demo:repo-fix)', () => {
   it('runs each repository in its own folder and HOME, scored by the check', async () => {
     const phases: Array<{ id: string; phase: string }> = [];
     const unsubscribe = app.events.subscribe((e) => { if (e.type === 'batch' && e.phase) phases.push({ id: e.id, phase: e.phase }); });
-    const { id } = app.rollouts.submit({ dataset: 'demo:repo-fix', harness: 'qwen-code', engine: 'sim-vllm', n: 1, concurrency: 2 });
+    const { id } = (await app.rollouts.submit({ dataset: 'demo:repo-fix', harness: 'qwen-code', engine: 'sim-vllm', n: 1, concurrency: 2 }));
     const view = (await app.rollouts.wait(id))!;
     unsubscribe();
     // Installed now (install-installing … install-done) or found in the cache (installed), before any run.
@@ -30,14 +30,14 @@ describe('qwen-code preset in a batch (demo:repo-fix)', () => {
       const s = t.samples[0];
       expect(s).toMatchObject({ status: 'finished', outcome: 'ok', exitCode: 0 });
       expect(s.completionCount).toBeGreaterThanOrEqual(1);
-      const run = app.store.runs.get(s.sessionId)!;
+      const run = (await app.store.runs.get(s.sessionId))!;
       expect(run.evaluator).toMatchObject({ type: 'command', reward: t.rewards[0] });
     }
     // The fixing turn went through qwen's own shell tool.
     const greeting = view.tasks.find((t) => t.taskId === 'fix-greeting')!.samples[0];
     expect(greeting.completionCount).toBeGreaterThanOrEqual(2);
-    const calls = app.store.completions.listBySession(greeting.sessionId).flatMap((c) => c.response?.message.tool_calls ?? []);
+    const calls = (await app.store.completions.listBySession(greeting.sessionId)).flatMap((c) => c.response?.message.tool_calls ?? []);
     expect(calls.map((c) => [c.function.name, JSON.parse(c.function.arguments).command])).toContainEqual(['run_shell_command', 'node apply-fix.js']);
-    expect(app.store.runs.get(greeting.sessionId)!.evaluator!.output).toMatch(/all tests passed/);
+    expect((await app.store.runs.get(greeting.sessionId))!.evaluator!.output).toMatch(/all tests passed/);
   }, 300_000);
 });

@@ -35,9 +35,9 @@ describe('rollgate eval', () => {
     // The batch is in the data dir, complete.
     const store = openStore({ dataDir });
     try {
-      const [batch] = store.batches.list();
+      const [batch] = (await store.batches.list());
       expect(batch.status).toBe('completed');
-      expect(store.sessions.count({ batchId: batch.id })).toBe(32);
+      expect((await store.sessions.count({ batchId: batch.id }))).toBe(32);
     } finally {
       await store.close();
     }
@@ -92,8 +92,8 @@ describe('rollgate session', () => {
       expect(r.stdout).toContain(`cat > "$ROLLGATE_HOME/.qwen/settings.json" <<'ROLLGATE_EOF'`);
       expect(r.stdout).toMatch(/HOME="\$ROLLGATE_HOME" npx -y -p @qwen-code\/qwen-code@0\.24\.4 qwen -p 'Your task here' --yolo/);
       const id = /# session (ses_[0-9a-f]+)/.exec(r.stderr)![1];
-      expect(app.store.sessions.get(id)).toMatchObject({ harness: 'qwen-code', engineId: 'sim-sglang', status: 'active' });
-      expect(app.store.sessions.getByKey(key)?.id).toBe(id);
+      expect((await app.store.sessions.get(id))).toMatchObject({ harness: 'qwen-code', engineId: 'sim-sglang', status: 'active' });
+      expect((await app.store.sessions.getByKey(key))?.id).toBe(id);
     } finally {
       await app.stop();
     }

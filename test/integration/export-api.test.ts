@@ -91,7 +91,7 @@ describe('GET /api/export, train format', () => {
     expect((await exportRows('?status=all')).rows.some((r) => r.session_id === ids.s2)).toBe(true);
     expect((await exportRows('')).rows.some((r) => r.session_id === ids.s2)).toBe(false);
     const perRequest = await exportRows('?builder=per-request&batch=b2');
-    const recs = app.store.completions.listBySession(ids.s1).filter((c) => c.status === 'ok');
+    const recs = (await app.store.completions.listBySession(ids.s1)).filter((c) => c.status === 'ok');
     expect(perRequest.rows.map((r) => r.metadata.completion_ids[0])).toEqual(recs.map((c) => c.id));
     expect(perRequest.res.headers.get('content-disposition')).toContain('rollgate-b2-train-per-request.jsonl');
     for (const [i, r] of perRequest.rows.entries()) {
@@ -136,7 +136,7 @@ describe('GET /api/export, SFT format', () => {
       expect(Object.keys(row).sort()).toEqual(['batch_id', 'finish_reason', 'is_final', 'messages', 'metadata', 'model', 'num_traces', 'reward', 'sampling', 'session_id',
         'task_id', 'tokenizer', 'tools', 'trace_id', 'truncated', 'turns']);
       const t = traces.find((x) => x.id === row.trace_id)!;
-      const last = app.store.completions.get(t.completionIds.at(-1)!)!;
+      const last = (await app.store.completions.get(t.completionIds.at(-1)!))!;
       const msgs = row.messages as Array<{ role: string; content: unknown; tool_calls?: unknown[]; reasoning?: string }>;
       expect(msgs[0]).toEqual({ role: 'system', content: 'You are a careful assistant. Use tools.' });
       const final = msgs.at(-1)!;
@@ -147,7 +147,7 @@ describe('GET /api/export, SFT format', () => {
     }
     // Token mode: the conversation comes from the agent's request (the engine got ids, not messages).
     const s1 = rows.find((r) => r.session_id === ids.s1)!;
-    const lastS1 = app.store.completions.listBySession(ids.s1).at(-1)!;
+    const lastS1 = (await app.store.completions.listBySession(ids.s1)).at(-1)!;
     expect((lastS1.requestServed as { messages?: unknown }).messages).toBeUndefined();
     expect(s1.messages.filter((m: { role: string }) => m.role === 'user').map((m: { content: string }) => m.content))
       .toEqual(['What is 17*23? Use the calculator.', 'Now what is 12+30? Use the calculator.']);
@@ -222,7 +222,7 @@ function completion(sessionId: string, seq: number, promptLen: number, outLen: n
 }
 
 describe('the export streams', () => {
-  it('exportLines pulls one session at a time: the first row leaves before the second session is read', () => {
+  it('exportLines pulls one session at a time: the first row leaves before the second session is read', async () => {
     const sessions = new Map<string, NewSession>();
     const all: CompletionRecord[] = [];
     for (let s = 0; s < 50; s++) {
@@ -233,9 +233,9 @@ describe('the export streams', () => {
     let read = 0;
     let sessionLookups = 0;
     const source: ExportSource = {
-      sessions: { get: (id) => { sessionLookups++; return sessions.get(id) ?? null; } },
+      sessions: { get: async (id) => { sessionLookups++; return sessions.get(id) ?? null; } },
       completions: {
-        *iterateAll(_filter?: CompletionIterateFilter) {
+        async *iterateAll(_filter?: CompletionIterateFilter) {
           for (const r of all) {
             read++;
             yield r;
@@ -245,14 +245,14 @@ describe('the export streams', () => {
     };
     const progress = newProgress();
     const gen = exportLines(source, { builder: 'per-request' }, progress);
-    const first = gen.next();
+    const first = await gen.next();
     expect(first.done).toBe(false);
     expect(JSON.parse(first.value as string).session_id).toBe('ses_000');
     // Session 0's three records plus one look-ahead record of session 1; nothing more.
     expect(read).toBe(4);
     expect(sessionLookups).toBe(1);
     let rows = 1;
-    for (const _ of gen) rows++;
+    for await (const _ of gen) rows++;
     expect(rows).toBe(150);
     expect(read).toBe(150);
     expect(progress).toMatchObject({ sessions: 50, completions: 150, traces: 150, rows: 150 });
@@ -269,8 +269,8 @@ describe('the export streams', () => {
     const original = app.store.completions.iterateAll.bind(app.store.completions);
     let read = 0;
     let done = false;
-    app.store.completions.iterateAll = function* spy(filter?: CompletionIterateFilter) {
-      for (const r of original(filter)) {
+    app.store.completions.iterateAll = async function* spy(filter?: CompletionIterateFilter) {
+      for await (const r of original(filter)) {
         read++;
         yield r;
       }
@@ -316,9 +316,9 @@ describe('the export streams', () => {
     const original = app.store.completions.iterateAll.bind(app.store.completions);
     let closed = false;
     let read = 0;
-    app.store.completions.iterateAll = function* spy(filter?: CompletionIterateFilter) {
+    app.store.completions.iterateAll = async function* spy(filter?: CompletionIterateFilter) {
       try {
-        for (const r of original(filter)) {
+        for await (const r of original(filter)) {
           read++;
           yield r;
         }

@@ -20,7 +20,7 @@ afterAll(async () => {
 async function recordOf(sessionId: string) {
   return waitFor('the aborted record', async () => {
     await app.store.writer.flush();
-    return app.store.completions.listBySession(sessionId)[0] ?? null;
+    return (await app.store.completions.listBySession(sessionId))[0] ?? null;
   });
 }
 

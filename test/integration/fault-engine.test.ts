@@ -8,7 +8,7 @@ import { AGENT_DIALECTS, dialectCall, expectErrorBody, expectStreamError, MODEL,
 
 async function recordsOf(app: TestApp, sessionId: string) {
   await app.store.writer.flush();
-  return app.store.completions.listBySession(sessionId);
+  return (await app.store.completions.listBySession(sessionId));
 }
 
 async function call(url: string, init: RequestInit): Promise<{ status: number; body: any; text: string }> {

@@ -89,7 +89,7 @@ describe('pause for weight sync', () => {
     await post('/api/engines/resume', {});
     sims[0]!.setKnobs({ perTokenMs: 4 });
 
-    const records = app.store.completions.listBySession(s.id);
+    const records = (await app.store.completions.listBySession(s.id));
     expect(records.map((r) => r.status).sort()).toEqual(['aborted', 'aborted', 'ok']);
     for (const builder of ['prefix-merge', 'per-request'] as const) {
       const { traces } = buildTraces(builder, records, {});

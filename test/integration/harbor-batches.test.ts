@@ -53,7 +53,7 @@ async function run(body: Record<string, unknown>): Promise<{ view: BatchView; ph
   let id = '';
   const off = app.events.subscribe((ev) => { if (ev.type === 'batch' && ev.id === id && ev.phase) phases.push(ev.phase); });
   try {
-    id = app.rollouts.submit({ runtime: 'docker', concurrency: 2, ...body }).id;
+    id = (await app.rollouts.submit({ runtime: 'docker', concurrency: 2, ...body })).id;
     return { view: (await app.rollouts.wait(id))!, phases };
   } finally {
     off();
@@ -72,13 +72,13 @@ describe('Harbor example tasks under docker', () => {
     expect(oracle.view.status).toBe('completed');
     expect(rewards(oracle.view)).toEqual({ 'fix-greeting': 1, 'make-test-pass': 1 });
     expect(oracle.phases).toContain('image-build');
-    const run0 = app.store.runs.get(sampleOf(oracle.view, 'make-test-pass').sessionId)!;
+    const run0 = (await app.store.runs.get(sampleOf(oracle.view, 'make-test-pass').sessionId))!;
     expect(run0.evaluator).toMatchObject({ type: 'harbor', reward: 1, rewards: { reward: 1, hidden: 1 } });
 
     const nop = await run({ dataset: examples, harness: 'nop' });
     expect(rewards(nop.view)).toEqual({ 'fix-greeting': 0, 'make-test-pass': 0 });
     expect(nop.phases.filter((p) => p.startsWith('image-'))).toEqual([]);
-    expect(app.store.runs.get(sampleOf(nop.view, 'make-test-pass').sessionId)!.evaluator?.rewards).toEqual({ reward: 0, hidden: 0.333333 });
+    expect((await app.store.runs.get(sampleOf(nop.view, 'make-test-pass').sessionId))!.evaluator?.rewards).toEqual({ reward: 0, hidden: 0.333333 });
   });
 
   it('the builtin agent earns what its work earns, every model call recorded with its ids', async () => {
@@ -99,7 +99,7 @@ describe('Harbor example tasks under docker', () => {
         expect(c.status).toBe('ok');
       }
     }
-    const greet = app.store.runs.get(sampleOf(view, 'fix-greeting').sessionId)!;
+    const greet = (await app.store.runs.get(sampleOf(view, 'fix-greeting').sessionId))!;
     expect(greet.stdout).toMatch(/patched greet\.sh/);
   });
 
@@ -116,7 +116,7 @@ describe('Harbor example tasks under docker', () => {
     ].join('; ');
     const { view } = await run({ dataset: examples, harness: 'command', command: attack });
     expect(rewards(view)).toEqual({ 'fix-greeting': 0, 'make-test-pass': 0 });
-    const out = app.store.runs.get(sampleOf(view, 'fix-greeting').sessionId)!.stdout ?? '';
+    const out = (await app.store.runs.get(sampleOf(view, 'fix-greeting').sessionId))!.stdout ?? '';
     expect(out).toMatch(/LS: .*\/tests.*No such file/);
     expect(out).toMatch(/LS: .*\/solution.*No such file/);
     expect(out).not.toMatch(/CAT: #!/);
@@ -136,7 +136,7 @@ describe('Harbor example tasks under docker', () => {
       'echo kept > /app/agent-note.txt',
     ].join('; ');
     const { view } = await run({ dataset: examples, harness: 'command', command: attack });
-    const greet = app.store.runs.get(sampleOf(view, 'fix-greeting').sessionId)!;
+    const greet = (await app.store.runs.get(sampleOf(view, 'fix-greeting').sessionId))!;
     expect(greet.stdout).toMatch(/PLANTED/);
     expect(rewards(view)).toEqual({ 'fix-greeting': 0, 'make-test-pass': 0 });
     expect(greet.evaluator?.output).toMatch(/FAIL: greet\.sh/);
@@ -174,8 +174,8 @@ describe('broken task folders', () => {
   });
 
   it('batches refuse container tasks on a runtime that cannot run them; auto picks docker for them', async () => {
-    expect(() => app.rollouts.submit({ dataset: EXAMPLES, harness: 'nop', runtime: 'local' })).toThrow(/runs in its own container image .*use runtime "docker"/);
-    const { id, runtime } = app.rollouts.submit({ dataset: EXAMPLES, harness: 'nop', runtime: 'auto' }) as { id: string; runtime: string };
+    await expect(app.rollouts.submit({ dataset: EXAMPLES, harness: 'nop', runtime: 'local' })).rejects.toThrow(/runs in its own container image .*use runtime "docker"/);
+    const { id, runtime } = (await app.rollouts.submit({ dataset: EXAMPLES, harness: 'nop', runtime: 'auto' })) as { id: string; runtime: string };
     expect(runtime).toBe('docker');
     await app.rollouts.wait(id);
   });
@@ -191,7 +191,7 @@ describe('tasks check', () => {
     // A task whose solution does not solve it.
     cpSync(join(EXAMPLES, 'make-test-pass'), join(root, 'wrong-solution'), { recursive: true });
     writeFileSync(join(root, 'wrong-solution', 'solution', 'solve.sh'), 'echo "not a fix"\n');
-    const started = startTaskCheck(app.rollouts, { dataset: root });
+    const started = await startTaskCheck(app.rollouts, { dataset: root });
     const report = (await waitTaskCheck(app.rollouts, started.id))!;
     expect(report.status).toBe('completed');
     expect(report.tasks).toEqual([
@@ -230,7 +230,7 @@ describe('SWE-bench-style rows', () => {
     writeFileSync(file, `${JSON.stringify(row)}\n`);
     const { view } = await run({ dataset: file, harness, ...(command ? { command } : {}) });
     const s = view.tasks[0].samples[0];
-    return { view, sample: s, run: app.store.runs.get(s.sessionId)! };
+    return { view, sample: s, run: (await app.store.runs.get(s.sessionId))! };
   }
 
   it('runs end to end: the gold patch scores 1, nothing scores 0, an agent\'s fix scores 1 and its diff is kept', async () => {

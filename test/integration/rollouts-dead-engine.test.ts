@@ -61,7 +61,7 @@ describe('a dead engine', () => {
     apps.push(app);
     const view = await runBatch(app, 'flaky');
     expect(view.status).toBe('completed');
-    const [session] = app.store.sessions.list({ batchId: view.id });
+    const [session] = (await app.store.sessions.list({ batchId: view.id }));
     expect(session.status).toBe('failed');
     expect(String(session.metadata.error)).toMatch(/engine calls? failed(, the last)?: engine unreachable at http:\/\/127\.0\.0\.1:\d+: .+; agent exited with/);
   }, 60_000);

@@ -19,7 +19,7 @@ describe('final answers', () => {
       if (!['queued', 'running'].includes(view.status)) break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    const [s] = app.store.sessions.list({ batchId: id });
+    const [s] = (await app.store.sessions.list({ batchId: id }));
     const run = await app.api(`/api/sessions/${s.id}/run`);
     expect(run.finalAnswer).toBe('The answer is 4.');
     expect(run.stdout).toContain('\u001b[1;32m');

@@ -64,8 +64,8 @@ async function midBatch(base: string, id: string) {
   });
 }
 
-function snapshot(app: App, batchId: string) {
-  const sessions = app.store.sessions.list({ batchId });
+async function snapshot(app: App, batchId: string) {
+  const sessions = (await app.store.sessions.list({ batchId }));
   return {
     sessions: sessions.length,
     completions: sessions.reduce((a, s) => a + s.completionCount, 0),
@@ -76,11 +76,11 @@ function snapshot(app: App, batchId: string) {
 
 interface Before { sessions: number; completions: number; rewards: Record<string, number | null> }
 
-function checkAfterRestart(app: App, id: string, before: Before) {
-  const view = app.rollouts.get(id)!;
+async function checkAfterRestart(app: App, id: string, before: Before) {
+  const view = (await app.rollouts.get(id))!;
   expect(view.status).toBe('interrupted');
   expect(view.error).toMatch(/stopped/);
-  const after = snapshot(app, id);
+  const after = await snapshot(app, id);
   expect(after.sessions).toBe(before.sessions);
   expect(after.completions).toBe(before.completions);
   for (const t of ['fast-1', 'fast-2', 'fast-3']) {
@@ -90,8 +90,8 @@ function checkAfterRestart(app: App, id: string, before: Before) {
   for (const t of ['slow-1', 'slow-2']) expect(after.byTask[t]).toMatchObject({ status: 'interrupted', reward: null, completions: 2 });
   expect(view.counts).toMatchObject({ total: 5, finished: 3, interrupted: 2, running: 0 });
   expect(view.tasks.find((t) => t.taskId === 'fast-1')!.rewards).toEqual([before.rewards['fast-1']]);
-  for (const s of app.store.sessions.list({ batchId: id })) {
-    const run = app.store.runs.get(s.id)!;
+  for (const s of (await app.store.sessions.list({ batchId: id }))) {
+    const run = (await app.store.runs.get(s.id))!;
     expect(run.status).not.toBe('running');
   }
 }
@@ -102,10 +102,10 @@ describe('restart', () => {
     cleanup.push(() => rmSync(dataDir, { recursive: true, force: true }));
     let app = await createApp({ dataDir, port: 0, sim: true, simSkill: 1 });
     cleanup.push(() => app.close());
-    const { id } = app.rollouts.submit(spec);
+    const { id } = (await app.rollouts.submit(spec));
     const { slowPids } = await midBatch(app.url, id);
     expect(slowPids.every(alive)).toBe(true);
-    const snap = snapshot(app, id);
+    const snap = await snapshot(app, id);
     expect(snap).toMatchObject({ sessions: 5, completions: 10 });
     const before = { ...snap, rewards: Object.fromEntries(Object.entries(snap.byTask).map(([t, v]) => [t, v.reward])) };
     expect(Object.values(before.rewards).filter((r) => r === 1)).toHaveLength(3); // skill 1
@@ -113,7 +113,7 @@ describe('restart', () => {
     await app.close();
     for (const pid of slowPids) expect(alive(pid)).toBe(false);
     app = await createApp({ dataDir, port: 0, sim: true, simSkill: 1 });
-    checkAfterRestart(app, id, before);
+    await checkAfterRestart(app, id, before);
   }, 120_000);
 
   it('after kill -9 of the server mid-batch', async () => {
@@ -154,9 +154,9 @@ describe('restart', () => {
     // …until the next start finds them (by the run token in their env) and kills them.
     const app = await createApp({ dataDir, port: 0, sim: true, simSkill: 1 });
     cleanup.push(() => app.close());
-    expect(app.rollouts.recovered).toMatchObject({ batches: 1, runs: 2 });
-    expect(app.rollouts.recovered.killedProcesses).toBeGreaterThanOrEqual(2);
+    expect(await app.rollouts.recovered).toMatchObject({ batches: 1, runs: 2 });
+    expect((await app.rollouts.recovered).killedProcesses).toBeGreaterThanOrEqual(2);
     await until(async () => slowPids.every((p) => !alive(p)), 5000);
-    checkAfterRestart(app, id, before);
+    await checkAfterRestart(app, id, before);
   }, 120_000);
 });

@@ -1,5 +1,6 @@
 // Security (DESIGN §9, issue 8): binding and the control token, session keys, isolation between sessions,
 // and request limits (body size, concurrent calls per session).
+import { sqliteDatabaseOf } from '../../src-main/store/index.js';
 import { request as httpRequest } from 'node:http';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -115,7 +116,7 @@ describe('binding and the control token', () => {
 
     it('the control API requires Authorization: Bearer <token>', async () => {
       expect(app.url).toMatch(/^http:\/\/127\.0\.0\.2:/);
-      const sessionsBefore = app.store.sessions.list().length;
+      const sessionsBefore = (await app.store.sessions.list()).length;
       for (const auth of [undefined, '', 'Bearer', `Bearer ${token}x`, `Bearer ${token.slice(0, -1)}`, token, `Basic ${token}`, `bearer  ${token}`]) {
         const r = await json(await ctl('/api/sessions', { method: 'POST', body: '{}' }, auth));
         expect(r.status, `authorization ${JSON.stringify(auth)}`).toBe(401);
@@ -125,7 +126,7 @@ describe('binding and the control token', () => {
         expect((await ctl(path)).status, path).toBe(401);
       }
       // Nothing was created by the refused calls.
-      expect(app.store.sessions.list().length).toBe(sessionsBefore);
+      expect((await app.store.sessions.list()).length).toBe(sessionsBefore);
       const ok = await json(await ctl('/api/sessions', { method: 'POST', body: '{}' }, `Bearer ${token}`));
       expect(ok.status).toBe(201);
       expect((await ctl('/api/health', {}, `Bearer ${token}`)).status).toBe(200);
@@ -219,14 +220,14 @@ describe('session keys', () => {
     crypto.timingSafeEqual = ((a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => { calls.push([a.byteLength, b.byteLength]); return original(a, b); }) as typeof original;
     syncBuiltinESMExports();
     try {
-      expect(app.store.sessions.getByKey(s.key)?.id).toBe(s.id);
+      expect((await app.store.sessions.getByKey(s.key))?.id).toBe(s.id);
       expect(calls).toEqual([[32, 32]]);
       // Near misses find nothing (the indexed lookup is on sha256(key), so no prefix of the key leaks).
       const flipped = s.key.slice(0, -1) + (s.key.endsWith('0') ? '1' : '0');
-      expect(app.store.sessions.getByKey(flipped)).toBeNull();
-      expect(app.store.sessions.getByKey(s.key.slice(0, 31))).toBeNull();
-      expect(app.store.sessions.getByKey(s.key.toUpperCase())).toBeNull();
-      const row = app.store.db.prepare('SELECT key_hash FROM sessions WHERE id = ?').get(s.id) as { key_hash: Buffer };
+      expect((await app.store.sessions.getByKey(flipped))).toBeNull();
+      expect((await app.store.sessions.getByKey(s.key.slice(0, 31)))).toBeNull();
+      expect((await app.store.sessions.getByKey(s.key.toUpperCase()))).toBeNull();
+      const row = sqliteDatabaseOf(app.store).db.prepare('SELECT key_hash FROM sessions WHERE id = ?').get(s.id) as { key_hash: Buffer };
       expect(Buffer.compare(row.key_hash, hashKey(s.key))).toBe(0);
     } finally {
       crypto.timingSafeEqual = original;
@@ -240,7 +241,7 @@ describe('isolation between sessions', () => {
   beforeAll(async () => { app = await startTestApp({ sim: true, simSkill: 1 }); });
   afterAll(async () => { await app?.stop(); });
 
-  const records = async (id: string) => { await app.store.writer.flush(); return app.store.completions.listBySession(id); };
+  const records = async (id: string) => { await app.store.writer.flush(); return (await app.store.completions.listBySession(id)); };
 
   it("a call with session A's key is recorded under A only, whatever other keys ride along", async () => {
     const a = await app.createSession();
@@ -282,7 +283,7 @@ describe('isolation between sessions', () => {
 
   it('unknown, malformed and finished keys are refused in each dialect, and nothing is recorded', async () => {
     const s = await app.createSession();
-    const before = app.store.db.prepare('SELECT COUNT(*) AS n FROM completions').get() as { n: number };
+    const before = sqliteDatabaseOf(app.store).db.prepare('SELECT COUNT(*) AS n FROM completions').get() as { n: number };
     for (const d of AGENT_DIALECTS) {
       for (const key of ['0'.repeat(32), s.key.slice(0, 31), s.key.toUpperCase(), `${s.key}'--`, '%2e%2e']) {
         const c = dialectCall(d, app.url, key, { stream: false, maxTokens: 4, text: 'hi' });
@@ -294,7 +295,7 @@ describe('isolation between sessions', () => {
       const c = dialectCall(d, app.url, s.key, { stream: false, maxTokens: 4, text: 'hi' });
       expectErrorBody(d, 409, await json(await fetch(c.url, c.init)));
     }
-    const after = app.store.db.prepare('SELECT COUNT(*) AS n FROM completions').get() as { n: number };
+    const after = sqliteDatabaseOf(app.store).db.prepare('SELECT COUNT(*) AS n FROM completions').get() as { n: number };
     expect(after.n).toBe(before.n);
   });
 });
@@ -323,7 +324,7 @@ describe('request limits', () => {
       expectErrorBody(d, 413, r);
     }
     await app.store.writer.flush();
-    expect(app.store.completions.countBySession(s.id)).toBe(0);
+    expect((await app.store.completions.countBySession(s.id))).toBe(0);
     expect(sim.stats().generations).toBe(0);
   });
 
@@ -350,7 +351,7 @@ describe('request limits', () => {
       // The refused calls were never sent to the engine nor recorded: the two streams and the call that got through.
       const recs = await waitFor('three records', async () => {
         await app.store.writer.flush();
-        const r = app.store.completions.listBySession(s.id);
+        const r = (await app.store.completions.listBySession(s.id));
         return r.length >= 3 ? r : null;
       });
       expect(recs).toHaveLength(3);

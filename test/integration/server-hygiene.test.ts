@@ -2,6 +2,7 @@
 // off; every 5xx is logged with a request id the client also gets; secret-looking fields in agent bodies are not
 // stored; an export that meets a corrupt row says so in its last line; a dataset path that is not a dataset does
 // not have its contents echoed back.
+import { sqliteDatabaseOf } from '../../src-main/store/index.js';
 import Database from 'better-sqlite3';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -92,7 +93,7 @@ describe('export that meets a corrupt row', () => {
     const c = dialectCall('openai-chat', app.url, s.key, { stream: false, text: 'What is 2 + 3?', maxTokens: 32 });
     expect((await fetch(c.url, c.init)).status).toBe(200);
     await app.api(`/api/sessions/${s.id}/finish`, { method: 'POST', body: JSON.stringify({ reward: 1 }) });
-    const db = new Database(app.store.path);
+    const db = new Database(sqliteDatabaseOf(app.store).path);
     db.prepare('UPDATE completions SET output_ids = ? WHERE session_id = ?').run(Buffer.from([1, 2, 3]), s.id);
     db.close();
 

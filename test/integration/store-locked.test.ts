@@ -3,6 +3,7 @@
 // and then get a 500 "database is locked". Now the writer waits off the event loop's thread, agents get their
 // own dialect's 503 with Retry-After, nothing is acknowledged that was not recorded, and once the lock goes
 // the same sessions carry on.
+import { sqliteDatabaseOf } from '../../src-main/store/index.js';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -25,7 +26,7 @@ describe('the database is locked by another connection', () => {
     expect((await call('openai-chat', s.key, false)).status).toBe(200);
     const before = (await app.api(`/api/sessions/${s.id}`)).completionCount;
 
-    const locker = new Database(app.store.path);
+    const locker = new Database(sqliteDatabaseOf(app.store).path);
     locker.exec('BEGIN IMMEDIATE');
     try {
       const dialects: AgentDialect[] = ['openai-chat', 'anthropic', 'gemini', 'responses'];
@@ -59,7 +60,7 @@ describe('the database is locked by another connection', () => {
     const reader = res.body!.getReader();
     // Output flows only after the call's intent was committed; from here on the engine answer cannot be.
     expect(new TextDecoder().decode((await reader.read()).value)).toContain('data:');
-    const locker = new Database(app.store.path);
+    const locker = new Database(sqliteDatabaseOf(app.store).path);
     locker.exec('BEGIN IMMEDIATE');
     let text = '';
     try {
@@ -70,7 +71,7 @@ describe('the database is locked by another connection', () => {
     }
     expect(text).toMatch(/store is busy/);
     await app.store.writer.flush();
-    const reader2 = new Database(app.store.path, { readonly: true });
+    const reader2 = new Database(sqliteDatabaseOf(app.store).path, { readonly: true });
     try {
       expect(reader2.prepare('SELECT COUNT(*) AS n FROM call_intents WHERE session_id = ?').get(s.id)).toEqual({ n: 0 });
     } finally {

@@ -29,14 +29,14 @@ describe('calculator batch on sim-vllm in chat mode', () => {
     expect(view.status).toBe('completed');
     const tok = await loadTokenizer('builtin:qwen3');
     const text = (ids: number[]) => tok.decode(ids);
-    const sessions = app.store.sessions.list({ batchId: view.id });
+    const sessions = (await app.store.sessions.list({ batchId: view.id }));
     expect(sessions.length).toBe(view.counts.total);
 
     let multiTurn = 0;
     let spans = 0;
     for (const s of sessions) {
       const res = await app.api(`/api/sessions/${s.id}/traces`);
-      const records = app.store.completions.listBySession(s.id);
+      const records = (await app.store.completions.listBySession(s.id));
       expect(res.traces.length, `session ${s.id}`).toBe(1);
       const [trace] = res.traces;
       expect(trace.breaks).toEqual([]);

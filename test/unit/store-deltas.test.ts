@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CompletionRecord, NewSession } from '../../src-main/core/types.js';
-import { openStore, type Store } from '../../src-main/store/index.js';
+import { openSqliteDatabase, type SqliteDatabase as Store } from '../../src-main/store/index.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
 const FIXTURES = join(REPO_ROOT, 'test', 'fixtures');
@@ -13,7 +13,7 @@ const FIXTURES = join(REPO_ROOT, 'test', 'fixtures');
 let dir: string;
 const open: Store[] = [];
 const mk = () => {
-  const s = openStore({ dataDir: dir });
+  const s = openSqliteDatabase({ dataDir: dir });
   open.push(s);
   return s;
 };

@@ -5,12 +5,12 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CompletionRecord, NewSession } from '../../src-main/core/types.js';
-import { MIGRATIONS, migrate, openStore, type Store } from '../../src-main/store/index.js';
+import { MIGRATIONS, migrate, openSqliteDatabase, type SqliteDatabase as Store } from '../../src-main/store/index.js';
 
 let dir: string;
 const open: Store[] = [];
 function mk(): Store {
-  const s = openStore({ dataDir: dir });
+  const s = openSqliteDatabase({ dataDir: dir });
   open.push(s);
   return s;
 }
@@ -73,7 +73,7 @@ function completion(sessionId: string, seq: number, n = 8, over: Partial<Complet
   };
 }
 
-describe('openStore', () => {
+describe('openSqliteDatabase', () => {
   it('creates the folder, uses WAL + synchronous=NORMAL + busy_timeout', () => {
     const s = mk();
     expect(s.path).toBe(join(dir, 'rollgate.sqlite'));
@@ -355,7 +355,7 @@ describe('single writer', () => {
   });
 
   it('flushes immediately when the queue reaches maxBatch', async () => {
-    const s = openStore({ dataDir: dir, maxBatch: 4 });
+    const s = openSqliteDatabase({ dataDir: dir, maxBatch: 4 });
     open.push(s);
     const sess = s.sessions.create(session());
     const ps = [0, 1, 2, 3].map((i) => s.writer.putCompletion(completion(sess.id, i)));

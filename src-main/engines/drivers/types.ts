@@ -2,6 +2,7 @@
 // switches on `kind`. Adding a kind is one folder with one of these, registered in drivers/index.ts.
 import type { Usage } from '../../core/types.js';
 import type { PauseMode } from '../pause-gate.js';
+import type { CaptureFields } from '../token-accumulator.js';
 import type { EngineAdapter, EngineConfig, EngineMode } from '../types.js';
 
 export interface EngineRoute { path: string; body?: unknown }
@@ -34,6 +35,8 @@ export interface TokenChunk {
 /** Token mode's wire for one engine kind: where to send, what body, how to read each stream event. */
 export interface TokenWire {
   path: string;
+  /** Where its answers carry the sampled ids and logprobs (named when one is missing). */
+  fields: CaptureFields;
   body(req: TokenRequest): Record<string, unknown>;
   /** A fresh reader per call (some engines need state across events). */
   reader(): (event: unknown) => TokenChunk;

@@ -15,6 +15,7 @@ interface SglangEvent {
 
 export const sglangTokenWire: TokenWire = {
   path: '/generate',
+  fields: { ids: 'output_ids', logprobs: 'meta_info.output_token_logprobs' },
   body: (r: TokenRequest) => ({
     input_ids: Array.from(r.promptIds),
     sampling_params: {

@@ -6,7 +6,7 @@ import { engineErrorFrom, engineRequest, probeHealth, sseData } from '../../http
 import { servedMessage, samplingFields } from '../../served-messages.js';
 import { matchedStopString } from '../../stop-sequence.js';
 import { CaptureError, EngineError, type DeveloperRole, type EngineAdapter, type EngineCallInput, type EngineConfig, type EngineResult, type EngineRun } from '../../types.js';
-import { TokenAccumulator } from '../../token-accumulator.js';
+import { engineSampled, TokenAccumulator, type CaptureFields } from '../../token-accumulator.js';
 
 interface VllmToolCallDelta { index: number; id?: string; function?: { name?: string; arguments?: string } }
 interface VllmChunk {
@@ -21,6 +21,9 @@ interface VllmChunk {
   }>;
   usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
 }
+
+/** Where vLLM's chat answer carries the ids (with return_token_ids) and the sampled logprobs. */
+const CHAT_FIELDS: CaptureFields = { ids: 'choices[].token_ids', logprobs: 'choices[].logprobs.content' };
 
 export function vllmChatBody(input: EngineCallInput, model: string, developerRole?: DeveloperRole): Record<string, unknown> {
   const req = input.request;
@@ -52,7 +55,7 @@ export class VllmChatAdapter implements EngineAdapter {
 
   async *generate(input: EngineCallInput): EngineRun {
     let body = vllmChatBody(input, this.config.model, this.config.developerRole);
-    const headers = input.dataParallelRank !== undefined ? { 'X-data-parallel-rank': String(input.dataParallelRank) } : undefined;
+    const headers = { ...input.headers, ...(input.dataParallelRank !== undefined ? { 'X-data-parallel-rank': String(input.dataParallelRank) } : {}) };
     let res = await engineRequest({ baseUrl: input.replica, path: '/v1/chat/completions', body, headers, signal: input.signal, timeouts: input.timeouts });
     if (res.statusCode !== 200) {
       const err = await engineErrorFrom(res);
@@ -79,14 +82,13 @@ export class VllmChatAdapter implements EngineAdapter {
       if (chunk.usage) usage = chunk.usage;
       const choice = chunk.choices?.[0];
       if (!choice) continue;
-      if (choice.token_ids) acc.addIds(choice.token_ids);
-      if (choice.logprobs?.content) acc.addLogprobs(choice.logprobs.content.map((c) => c.logprob));
+      acc.take(choice.token_ids ?? undefined, choice.logprobs?.content?.map((c) => c.logprob));
       if (choice.finish_reason) { finish = choice.finish_reason; stopReason = choice.stop_reason; }
       for (const delta of deltasOf(choice.delta)) { collected.add(delta); yield delta; }
     }
 
-    if (!promptIds) throw new CaptureError('vLLM returned no prompt_token_ids: the server must be vLLM >= 0.10.2 (return_token_ids)', 'missing-ids');
-    const capture = acc.finish();
+    if (!promptIds) throw new CaptureError('vLLM returned no prompt_token_ids: the server must be vLLM >= 0.10.2 (return_token_ids)', 'missing-ids', 'prompt_token_ids');
+    const capture = acc.finish(CHAT_FIELDS, engineSampled(finish, usage?.completion_tokens));
     return {
       promptIds: Int32Array.from(promptIds),
       ...capture,

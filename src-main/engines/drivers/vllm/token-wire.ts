@@ -15,6 +15,7 @@ interface CompletionChunk {
 
 export const vllmTokenWire: TokenWire = {
   path: '/v1/completions',
+  fields: { ids: 'choices[].token_ids', logprobs: 'choices[].logprobs.token_logprobs' },
   body: (r: TokenRequest) => ({
     model: r.model,
     prompt: Array.from(r.promptIds),
