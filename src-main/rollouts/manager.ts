@@ -34,7 +34,7 @@ import { verifyHarbor, verifySweBench, type RunContainerCheck } from './containe
 import { ImageBuilder } from './images/builder.js';
 import { TaskImages, type TaskImage } from './images/task-images.js';
 import { dockerClient, removeRunContainers } from './runtimes/docker/index.js';
-import type { SampleClaim, SampleJob, SampleQueue } from '../cluster/index.js';
+import type { SampleClaim, SampleJob, SampleQueue, SqlExecutor } from '../cluster/index.js';
 
 /** Session metadata without per-trace rewards: those come only from the evaluator or the trainer. */
 function ownMetadata(m: Record<string, unknown>): Record<string, unknown> {
@@ -504,14 +504,20 @@ export class RolloutManager {
     for (let i = 0; i < n; i++) for (const task of tasks) jobs.push({ batchId: record.id, taskId: task.id, sampleIndex: i, task, run: { ...run } });
     // Longer than any run may take (agent timeout + grading), so pg-boss never expires a live sample.
     const expireInSeconds = Math.ceil(Number(record.spec.timeoutMs) / 1000) + 3600;
-    await this.opts.store.batches.create(record);
-    this.emitBatch(record.id, 'queued');
-    try {
-      await samples.enqueue(jobs, { expireInSeconds });
-    } catch (err) {
-      await this.finishBatch(record.id, 'failed', `could not queue the batch's samples: ${(err as Error).message}`);
-      throw err;
+    // The Postgres store writes the batch row and its jobs in one transaction: both commit, or neither.
+    const batches = this.opts.store.batches as { createBatch?(rec: BatchRecord, enqueue: (db: SqlExecutor) => Promise<void>): Promise<BatchRecord> };
+    if (batches.createBatch) {
+      await batches.createBatch(record, (db) => samples.enqueue(jobs, { db, expireInSeconds }));
+    } else {
+      await this.opts.store.batches.create(record);
+      try {
+        await samples.enqueue(jobs, { expireInSeconds });
+      } catch (err) {
+        await this.finishBatch(record.id, 'failed', `could not queue the batch's samples: ${(err as Error).message}`);
+        throw err;
+      }
     }
+    this.emitBatch(record.id, 'running');
   }
 
   private queuedBatch(batchId: string, run: QueuedRunOptions): Promise<QueuedBatch> {
