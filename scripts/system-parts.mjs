@@ -1,4 +1,4 @@
-// System parts the sandbox tests need on a fresh machine (issue 11): bubblewrap and a Docker daemon.
+// System parts the sandbox and Postgres tests need on a fresh machine (issues 11, 15): bubblewrap, PostgreSQL, a Docker daemon.
 // Reusable by any test set-up (scripts/test.mjs calls it before the test steps):
 //
 //   import { ensureSystemParts } from './system-parts.mjs';
@@ -7,6 +7,8 @@
 //   await parts.stop();                         // stops the dockerd it started (nothing else)
 //
 // - bubblewrap, patch, git: apt-get install what is missing (root only; otherwise a hint).
+// - PostgreSQL (issue 15): Debian's `postgresql` when /usr/lib/postgresql/*/bin/pg_ctl is missing (root only).
+//   Nothing is started here: each Postgres test starts its own private server (test/helpers/postgres.ts).
 // - Docker: an answering DOCKER_HOST (or /var/run/docker.sock) is used as it is. Otherwise docker.io is
 //   installed when `dockerd` is missing, and a private dockerd is started on its own socket with its own
 //   data-root and exec-root under a temp folder (no bridge, no iptables: tests run containers with
@@ -14,7 +16,7 @@
 // `node scripts/system-parts.mjs` checks and prints what it found (and leaves a started dockerd running
 // until Ctrl-C).
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,6 +60,17 @@ function ensureCommands(log) {
   if (missing.length && !isRoot()) log(`missing and not root: install the Debian packages ${missing.join(', ')} for the sandbox tests`);
   else if (missing.length) aptInstall(missing, log);
   return onPath('bwrap');
+}
+
+const PG_ROOT = '/usr/lib/postgresql';
+const hasPostgres = () => existsSync(PG_ROOT) && readdirSync(PG_ROOT).some((v) => existsSync(join(PG_ROOT, v, 'bin', 'pg_ctl')));
+
+/** Debian's PostgreSQL server binaries for the Postgres store and cluster tests (they start their own servers). */
+function ensurePostgres(log) {
+  if (process.platform !== 'linux' || hasPostgres()) return hasPostgres();
+  if (!isRoot()) { log('PostgreSQL missing and not root: install the Debian package postgresql for the Postgres tests'); return false; }
+  aptInstall(['postgresql'], log);
+  return hasPostgres();
 }
 
 async function startDockerd(log) {
@@ -118,9 +131,10 @@ async function ensureDocker(log) {
   return started;
 }
 
-/** Makes bwrap and a Docker daemon available (see the top of this file). Never throws for a missing part. */
+/** Makes bwrap, PostgreSQL's binaries and a Docker daemon available (see the top of this file). Never throws for a missing part. */
 export async function ensureSystemParts({ log = (m) => console.log(`system parts: ${m}`) } = {}) {
   const bwrap = ensureCommands(log);
+  const postgres = ensurePostgres(log);
   let docker = null;
   try {
     docker = await ensureDocker(log);
@@ -129,6 +143,7 @@ export async function ensureSystemParts({ log = (m) => console.log(`system parts
   }
   return {
     bwrap,
+    postgres,
     dockerHost: docker?.host ?? null,
     /** Whether this call started a private dockerd (stop() ends it). */
     startedDockerd: docker?.started ?? false,
@@ -138,7 +153,7 @@ export async function ensureSystemParts({ log = (m) => console.log(`system parts
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const parts = await ensureSystemParts();
-  console.log(JSON.stringify({ bwrap: parts.bwrap, dockerHost: parts.dockerHost, startedDockerd: parts.startedDockerd }));
+  console.log(JSON.stringify({ bwrap: parts.bwrap, postgres: parts.postgres, dockerHost: parts.dockerHost, startedDockerd: parts.startedDockerd }));
   if (parts.startedDockerd) {
     console.log('the private dockerd runs until Ctrl-C');
     const stop = async () => { await parts.stop(); process.exit(0); };
