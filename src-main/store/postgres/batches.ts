@@ -8,8 +8,12 @@ import type { BatchSlicesStore, BatchesStore, Modification, Modified, RunsStore 
 import type { Connection, Queryable } from './connection.js';
 import { insertStatements, updateStatement } from './sql.js';
 
-/** Runs SQL inside the transaction that creates a batch (pg-boss's `send(name, data, { db })` takes one). */
-export interface SqlExecutor {
+/**
+ * SQL inside the transaction that creates a batch: `query` as node-postgres has it (the cluster's queue takes
+ * that), `executeSql` as pg-boss's `db` option wants it (`send(name, data, { db })`).
+ */
+export interface BatchTransaction {
+  query(text: string, values?: unknown[]): Promise<{ rows: any[]; rowCount: number | null }>;
   executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
 }
 
@@ -35,7 +39,7 @@ async function updateBatch(db: Queryable, id: string, patch: BatchPatch): Promis
 
 export interface PgBatchesStore extends BatchesStore {
   /** Creates the batch and runs `enqueue` in the same transaction: both commit, or neither. */
-  createBatch(rec: BatchRecord, enqueue: (db: SqlExecutor) => Promise<void>): Promise<BatchRecord>;
+  createBatch(rec: BatchRecord, enqueue: (tx: BatchTransaction) => Promise<void>): Promise<BatchRecord>;
 }
 
 export function pgBatches(conn: Connection): PgBatchesStore {
@@ -47,7 +51,7 @@ export function pgBatches(conn: Connection): PgBatchesStore {
     createBatch(rec, enqueue) {
       return conn.transaction(async (db) => {
         await insertOne(db, 'batches', BATCH_COLUMNS, batchParams(rec));
-        await enqueue({ executeSql: async (text, values) => ({ rows: (await db.query(text, values)).rows }) });
+        await enqueue({ query: (text, values) => db.query(text, values), executeSql: async (text, values) => ({ rows: (await db.query(text, values)).rows }) });
         return rec;
       });
     },

@@ -15,7 +15,7 @@ import { PgWriter } from './writer.js';
 
 export { PG_MIGRATIONS, migratePostgres, type PgMigration } from './schema.js';
 export { redactUrl, PostgresUnavailableError } from './connection.js';
-export type { PgBatchesStore, SqlExecutor } from './batches.js';
+export type { PgBatchesStore, BatchTransaction } from './batches.js';
 
 export interface OpenPostgresStoreOptions extends WriterOptions {
   /** `postgres://user:password@host:port/database` (the password is never logged or shown). */
