@@ -86,6 +86,29 @@ describe('Postgres store', () => {
     }
   });
 
+  it('a lock held elsewhere holds writes for a bounded time: rejected as unavailable past it, committed once it goes', async () => {
+    const url = await server.createDatabase();
+    const s = await openPostgresStore({ url, unavailableAfterMs: 400 });
+    opened.push(s);
+    const locker = new pg.Client({ connectionString: url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE completions IN ACCESS EXCLUSIVE MODE');
+      const err = await s.writer.putCompletion(newCompletion('s', 0)).then(() => null, (e: unknown) => e);
+      expect(err).toBeInstanceOf(StoreUnavailableError);
+      let acked = false;
+      const p = s.writer.putCompletion(newCompletion('s', 1)).then(() => { acked = true; });
+      await new Promise((r) => setTimeout(r, 150));
+      expect(acked).toBe(false);
+      await locker.query('COMMIT');
+      await p;
+      expect((await s.completions.listBySession('s')).map((c) => c.seq)).toEqual([1]);
+    } finally {
+      await locker.end();
+    }
+  });
+
   it('never shows the password: location, and the error when the server cannot be reached', async () => {
     const url = (await server.createDatabase()).replace('postgres@', 'postgres:s3cret-pw@');
     const s = await open(url); // trust auth: the password is not needed, only carried

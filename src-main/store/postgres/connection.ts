@@ -73,8 +73,11 @@ export interface Connection {
   readonly location: string;
   /** One statement on any pooled connection; a lost server rejects with StoreUnavailableError. */
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: SqlValues): Promise<pg.QueryResult<R>>;
-  /** BEGIN … COMMIT on one pooled client (ROLLBACK when `fn` throws). */
-  transaction<T>(fn: (client: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * BEGIN … COMMIT on one pooled client (ROLLBACK when `fn` throws). `lockTimeoutMs`: a row or table lock held
+   * elsewhere for longer fails the transaction as unavailable instead of waiting on.
+   */
+  transaction<T>(fn: (client: Queryable) => Promise<T>, opts?: { lockTimeoutMs?: number }): Promise<T>;
   /** Maps a connection-level failure to StoreUnavailableError; anything else is returned as is. */
   unavailable(e: unknown): unknown;
   close(): Promise<void>;
@@ -103,7 +106,9 @@ export function connect(opts: ConnectionOptions): Connection {
   // end the process. The query in flight rejects on its own, which is where the loss is handled.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
-  const unavailable = (e: unknown): unknown => (isConnectionError(e) ? new PostgresUnavailableError(retryAfterSec, e, location) : e);
+  // A lock wait that ran out (55P03, the writer's lock_timeout) is unavailability too: trying later helps.
+  const unavailable = (e: unknown): unknown =>
+    (isConnectionError(e) || (e as { code?: unknown })?.code === '55P03' ? new PostgresUnavailableError(retryAfterSec, e, location) : e);
   const wrap = (client: pg.PoolClient): Queryable => ({
     query: (text, values) => client.query(text, textSafe(values)),
   });
@@ -118,7 +123,7 @@ export function connect(opts: ConnectionOptions): Connection {
         throw unavailable(e);
       }
     },
-    async transaction(fn) {
+    async transaction(fn, opts = {}) {
       let client: pg.PoolClient;
       try {
         client = await pool.connect();
@@ -128,6 +133,7 @@ export function connect(opts: ConnectionOptions): Connection {
       let broken: unknown;
       try {
         await client.query('BEGIN');
+        if (opts.lockTimeoutMs !== undefined) await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(opts.lockTimeoutMs))}`);
         const out = await fn(wrap(client));
         await client.query('COMMIT');
         return out;

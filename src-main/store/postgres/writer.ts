@@ -2,8 +2,8 @@
 // holds it; a bad write rejects alone) over one pooled connection at a time. A group is written as a few
 // multi-row statements (sessions, intents, completions, intent removals) and the session updates, in ONE
 // transaction; when that fails, each write is tried again in its own transaction. A server that cannot be
-// reached keeps the writes queued and retried on a timer; those waiting longer than `unavailableAfterMs`
-// reject with StoreUnavailableError.
+// reached, or a lock held elsewhere past lock_timeout, keeps the writes queued and retried on a timer; those
+// waiting longer than `unavailableAfterMs` reject with StoreUnavailableError.
 import type { CompletionRecord, NewSession } from '../../core/types.js';
 import { findQueuedByBodyHash, maxQueuedSeq, type CallIntent, type PendingView } from '../completions.js';
 import type { EncodedCompletion } from '../rows.js';
@@ -50,6 +50,8 @@ export class PgWriter implements StoreWriterApi, PendingView {
   private readonly maxBatch: number;
   private readonly unavailableAfterMs: number;
   readonly stats: WriterStats = { transactions: 0, writes: 0, failed: 0, fallbacks: 0, lockedRetries: 0 };
+  /** A lock held elsewhere (a modify() in progress, an operator's LOCK TABLE) holds writes at most this long per try. */
+  private readonly txOpts: { lockTimeoutMs: number };
 
   constructor(
     private readonly conn: Connection,
@@ -59,6 +61,7 @@ export class PgWriter implements StoreWriterApi, PendingView {
   ) {
     this.maxBatch = Math.max(1, opts.maxBatch ?? 256);
     this.unavailableAfterMs = Math.max(0, opts.unavailableAfterMs ?? 2000);
+    this.txOpts = { lockTimeoutMs: Math.max(100, this.unavailableAfterMs) };
   }
 
   get pending(): number {
@@ -167,7 +170,7 @@ export class PgWriter implements StoreWriterApi, PendingView {
       await this.conn.transaction(async (db) => {
         errors.fill(undefined);
         await this.apply(db, group, errors);
-      });
+      }, this.txOpts);
       this.stats.transactions++;
     } catch (e) {
       if (e instanceof StoreUnavailableError) return this.hold(group, e);
@@ -179,7 +182,7 @@ export class PgWriter implements StoreWriterApi, PendingView {
             const own: unknown[] = [undefined];
             await this.apply(db, [group[i]!], own);
             if (own[0] !== undefined) throw own[0];
-          });
+          }, this.txOpts);
           this.stats.transactions++;
         } catch (one) {
           if (one instanceof StoreUnavailableError) {
