@@ -281,6 +281,20 @@ forEachStore((fx) => {
       expect((await b.completions.listBySession('s2')).map(plain)).toEqual(recs.map(plain));
     });
 
+    it('forgetSession lets the caches go; a session that goes on finds its parent in the database and keeps its seqs', async () => {
+      const s = await fx.open();
+      const recs = agentSession('s5', 3);
+      expect(await s.completions.reserveSeq('s5')).toBe(0);
+      await s.writer.putCompletion(recs[0]!);
+      expect(await s.completions.reserveSeq('s5')).toBe(1);
+      await s.writer.putCompletion(recs[1]!);
+      s.completions.forgetSession('s5');
+      expect(await s.completions.reserveSeq('s5')).toBe(2);
+      await s.writer.putCompletion(recs[2]!);
+      expect((await fx.sql("SELECT parent_id FROM completions WHERE id = 's5-2'"))[0]).toEqual({ parent_id: 's5-1' });
+      expect((await s.completions.listBySession('s5')).map(plain)).toEqual(recs.map(plain));
+    });
+
     it('a row whose parent failed to commit is written in full', async () => {
       const s = await fx.open();
       const recs = agentSession('s3', 3);

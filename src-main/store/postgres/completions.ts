@@ -184,9 +184,9 @@ export class PgCompletions implements CompletionsStore {
     });
   }
 
+  /** Lets go of the session's candidate parents. Its seq reservation stays: a call still in flight holds one. */
   forgetSession(sessionId: string): void {
     this.bases.forget(sessionId);
-    this.reserved.delete(sessionId);
   }
 
   // ---- used by the writer ----
