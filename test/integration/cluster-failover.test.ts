@@ -8,26 +8,17 @@
 // - `GET /api/export` from every live node gives identical bytes.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimEngine, type SimEngine } from '../../src-main/engines/sim/index.js';
 import { REPO_ROOT } from '../helpers/paths.js';
-import { startPostgres, type PostgresServer } from '../helpers/postgres.js';
+import { freePort, startPostgres, type PostgresServer } from '../helpers/postgres.js';
 
 const MODEL = 'Qwen/Qwen3-8B';
 
 interface Node { id: string; url: string; proc: ChildProcess; exited: Promise<unknown>; log: () => string }
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => { const { port } = srv.address() as { port: number }; srv.close(() => resolve(port)); });
-  });
-}
 
 async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 60_000): Promise<T> {
   const end = Date.now() + ms;
