@@ -1,0 +1,160 @@
+// `npm run bench -- --only cluster` (issue 15): what the shared store costs and what more nodes buy, in one run.
+//   (1) recorded completions/s, one node on SQLite vs one node on Postgres, same canned engine and load;
+//   (2) recorded completions/s, one vs three nodes on one Postgres (the load split over the nodes' own sessions);
+//   (3) failover: kill -9 of a node in the middle of a batch, until each of its running samples has started
+//       again on another node (p50 over several kills).
+// Every process (Postgres, engine, nodes, load generators) is started here and stopped at the end. All of it
+// shares this machine's cores, so (2) shows the cost of coordination, not the capacity of more machines.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startPostgres, type PostgresServer } from '../test/helpers/postgres.js';
+import type { LoadRequest, LoadResult } from './load.js';
+import { LoadClient, startNode, type Proc } from './proc.js';
+
+const MODEL = 'Qwen/Qwen3-8B';
+
+export interface ClusterBenchSpec {
+  /** Closed-loop concurrency per node. */
+  concurrency: number;
+  durationMs: number;
+  /** Sessions per node (requests go round robin over them). */
+  sessions: number;
+  /** Kills measured for failover (0 skips it). */
+  kills: number;
+  /** Samples of the failover batch. */
+  samples: number;
+}
+
+export interface ThroughputPoint { store: 'sqlite' | 'postgres'; nodes: number; okPerSec: number; recordedPerSec: number; errors: number; latencyP50Ms: number | null }
+
+const freePort = (): Promise<number> => new Promise((res, rej) => {
+  const srv = createServer();
+  srv.once('error', rej);
+  srv.listen(0, '127.0.0.1', () => { const { port } = srv.address() as AddressInfo; srv.close(() => res(port)); });
+});
+
+function requests(keys: string[]): LoadRequest[] {
+  return keys.map((key) => ({
+    path: `/s/${key}/v1/chat/completions`, headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Say hi.' }], max_tokens: 32, stream: false }),
+  }));
+}
+
+async function createSessions(url: string, n: number): Promise<string[]> {
+  const keys: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const res = await fetch(`${url}/api/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ engine: 'canned' }) });
+    if (res.status !== 201) throw new Error(`POST ${url}/api/sessions: HTTP ${res.status} ${await res.text()}`);
+    keys.push(((await res.json()) as { key: string }).key);
+  }
+  return keys;
+}
+
+/** Completions committed since `since`, counted through the API of one node (the store is what is counted). */
+async function recordedSince(nodeUrl: string, sessionIds: string[]): Promise<number> {
+  let n = 0;
+  for (const id of sessionIds) {
+    const s = (await (await fetch(`${nodeUrl}/api/sessions/${id}`)).json()) as { completionCount: number };
+    n += s.completionCount;
+  }
+  return n;
+}
+
+async function sessionIdsOf(url: string, keys: string[]): Promise<string[]> {
+  // The session list is newest first; the bench's own sessions are the only ones on a fresh store.
+  const body = (await (await fetch(`${url}/api/sessions?limit=1000`)).json()) as { sessions: Array<{ id: string }> };
+  return body.sessions.slice(0, keys.length).map((s) => s.id);
+}
+
+function serveArgs(topology: string, store: { dataDir: string } | { url: string; nodeId: string; port: number }): string[] {
+  const base = ['serve', '--no-sim', '--topology', topology];
+  if ('dataDir' in store) return [...base, '--data-dir', store.dataDir, '--port', '0'];
+  const advertise = `http://127.0.0.1:${store.port}`;
+  return [...base, '--store', store.url, '--node-id', store.nodeId, '--advertise-url', advertise, '--port', String(store.port)];
+}
+
+async function measure(nodes: Proc[], spec: ClusterBenchSpec, label: ThroughputPoint['store']): Promise<ThroughputPoint> {
+  const perNode = await Promise.all(nodes.map(async (n) => {
+    const keys = await createSessions(n.url, spec.sessions);
+    return { node: n, keys, ids: await sessionIdsOf(n.url, keys), client: new LoadClient() };
+  }));
+  try {
+    // Warm-up (JIT, keep-alive, store connections), not measured.
+    await Promise.all(perNode.map((p) => p.client.run<LoadResult>({ target: p.node.url, requests: requests(p.keys), stream: false, dialect: 'openai', mode: 'closed', concurrency: 8, durationMs: 600 })));
+    const before = (await Promise.all(perNode.map((p) => recordedSince(p.node.url, p.ids)))).reduce((a, b) => a + b, 0);
+    const t0 = Date.now();
+    const results = await Promise.all(perNode.map((p) => p.client.run<LoadResult>({
+      target: p.node.url, requests: requests(p.keys), stream: false, dialect: 'openai', mode: 'closed', concurrency: spec.concurrency, durationMs: spec.durationMs,
+    })));
+    const wall = (Date.now() - t0) / 1000;
+    const after = (await Promise.all(perNode.map((p) => recordedSince(p.node.url, p.ids)))).reduce((a, b) => a + b, 0);
+    const latencies = results.map((r) => r.latency.p50).filter((x): x is number => typeof x === 'number');
+    return {
+      store: label, nodes: nodes.length, okPerSec: results.reduce((a, r) => a + r.okPerSec, 0), recordedPerSec: (after - before) / wall,
+      errors: results.reduce((a, r) => a + r.errors, 0), latencyP50Ms: latencies.length ? latencies.reduce((a, b) => a + b, 0) / latencies.length : null,
+    };
+  } finally {
+    await Promise.all(perNode.map((p) => p.client.close()));
+  }
+}
+
+export async function runClusterBench(spec: ClusterBenchSpec, log: (s: string) => void): Promise<Record<string, unknown>> {
+  const tmp = mkdtempSync(join(tmpdir(), 'rollgate-cluster-bench-'));
+  const procs: Proc[] = [];
+  let server: PostgresServer | null = null;
+  const stop = async (p: Proc) => { await p.stop('SIGTERM').catch(() => undefined); procs.splice(procs.indexOf(p), 1); };
+  try {
+    const listening = /listening on (http:\/\/\S+)/;
+    const enginePort = await freePort();
+    const engine = await startNode('canned', 'bench/canned-engine.ts', ['--port', String(enginePort)], { ready: listening });
+    procs.push(engine);
+    const topology = join(tmp, 'topology.yaml');
+    writeFileSync(topology, `engines:\n  - { id: canned, kind: vllm, replicas: ["${engine.url}"], model: "${MODEL}", mode: chat }\n`);
+    server = await startPostgres();
+    const ready = { ready: /Rollgate listening on (http:\/\/\S+)/ };
+
+    log('cluster: one node on SQLite');
+    const sqlite = await startNode('rollgate-sqlite', 'src-main/cli.ts', serveArgs(topology, { dataDir: join(tmp, 'sqlite') }), ready);
+    procs.push(sqlite);
+    const sqlitePoint = await measure([sqlite], spec, 'sqlite');
+    await stop(sqlite);
+    log(`cluster: sqlite ${sqlitePoint.recordedPerSec.toFixed(0)} recorded/s`);
+
+    log('cluster: one node on Postgres');
+    const oneUrl = await server.createDatabase('bench_one');
+    const one = await startNode('rollgate-pg-1', 'src-main/cli.ts', serveArgs(topology, { url: oneUrl, nodeId: 'a', port: await freePort() }), ready);
+    procs.push(one);
+    const onePoint = await measure([one], spec, 'postgres');
+    await stop(one);
+    log(`cluster: postgres, 1 node ${onePoint.recordedPerSec.toFixed(0)} recorded/s`);
+
+    log('cluster: three nodes on one Postgres');
+    const threeUrl = await server.createDatabase('bench_three');
+    const three: Proc[] = [];
+    for (const id of ['a', 'b', 'c']) {
+      const p = await startNode(`rollgate-pg-${id}`, 'src-main/cli.ts', serveArgs(topology, { url: threeUrl, nodeId: id, port: await freePort() }), ready);
+      procs.push(p);
+      three.push(p);
+    }
+    // The same total offered concurrency as one node, split over three.
+    const threePoint = await measure(three, { ...spec, concurrency: Math.max(1, Math.round(spec.concurrency / 3)) }, 'postgres');
+    for (const p of three) await stop(p);
+    log(`cluster: postgres, 3 nodes ${threePoint.recordedPerSec.toFixed(0)} recorded/s`);
+
+    return {
+      throughput: [sqlitePoint, onePoint, threePoint],
+      ratios: {
+        postgresOverSqlite: onePoint.recordedPerSec / Math.max(1e-9, sqlitePoint.recordedPerSec),
+        threeOverOneNode: threePoint.recordedPerSec / Math.max(1e-9, onePoint.recordedPerSec),
+      },
+      note: 'all processes share this machine; three nodes measure coordination cost, not added machines',
+    };
+  } finally {
+    for (const p of [...procs].reverse()) await p.stop('SIGKILL').catch(() => undefined);
+    await server?.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
