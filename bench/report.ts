@@ -13,6 +13,7 @@ interface Report {
   storage?: Record<string, any>;
   prompt?: Record<string, any>;
   sandbox?: Record<string, any>;
+  stores?: Record<string, any>;
   export?: Record<string, any>;
 }
 
@@ -168,6 +169,15 @@ export function printReport(r: Report): void {
     p(table(['where', 'first p50', 'first p99', 'reuse p50', 'reuse p99', 'loop p99', 'loop max'], [pr.mainThread, pr.workers].map((x: any) => [
       x.name, `${f(x.firstTurn.p50, 0)} ms`, `${f(x.firstTurn.p99, 0)} ms`, `${f(x.reuseTurn.p50, 0)} ms`, `${f(x.reuseTurn.p99, 0)} ms`, `${f(x.loopDelayMs.p99, 1)} ms`, `${f(x.loopDelayMs.max, 0)} ms`,
     ])));
+  }
+
+  if (r.stores) {
+    const st = r.stores;
+    p(`\n== Stores: SQLite vs Postgres (${st.sessions} concurrent sessions × ${st.turns} calls: seq, intent, completion; then an export) ==`);
+    p(table(['store', 'completions/s', 'M tokens/s', 'transactions', 'export completions/s'], (['sqlite', 'postgres'] as const).map((k) => [
+      k, f(st[k].completionsPerSec, 0), f(st[k].tokensPerSec / 1e6, 1), String(st[k].transactions), f(st[k].exportCompletionsPerSec, 0),
+    ])));
+    p(`Postgres / SQLite: writes ${f(st.writeRatio, 2)}×, export ${f(st.exportRatio, 2)}× (test server: loopback, fsync off)`);
   }
 
   if (r.sandbox) {

@@ -18,7 +18,7 @@ import { printReport } from './report.js';
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
 const CPU_PROF = argv.includes('--cpu-prof');
-/** `--only overhead,throughput,memory,builder,storage,prompt,sandbox,export`: run some phases (the others are skipped). */
+/** `--only overhead,throughput,memory,builder,storage,prompt,stores,sandbox,export`: run some phases (the others are skipped). */
 const ONLY = (() => { const i = argv.indexOf('--only'); return i >= 0 ? new Set((argv[i + 1] ?? '').split(',')) : null; })();
 const phase = (name: string) => !ONLY || ONLY.has(name);
 const MODEL = 'Qwen/Qwen3-8B';
@@ -302,6 +302,15 @@ async function main(): Promise<void> {
       const prompt = JSON.parse((await runNode('bench/prompt-bench.ts', [JSON.stringify(QUICK ? { sessions: 4, contextTokens: 32_000 } : { sessions: 8, contextTokens: 128_000 })], { timeoutMs: 300_000 })).stdout);
       report.prompt = prompt;
       log(`prompt: event-loop delay p99 ${prompt.workers.loopDelayMs.p99.toFixed(1)} ms with workers vs ${prompt.mainThread.loopDelayMs.p99.toFixed(0)} ms on the main thread`);
+    }
+
+    // ---- (5e) the two stores under the same gateway-like load: SQLite vs Postgres (issue 15) ----
+    if (phase('stores')) {
+      const spec = QUICK ? { sessions: 64, turns: 10, firstPrompt: 2000, outputTokens: 64, toolTokens: 200 } : { sessions: 256, turns: 30, firstPrompt: 2000, outputTokens: 64, toolTokens: 200 };
+      log(`stores: ${spec.sessions} concurrent sessions × ${spec.turns} calls (seq, intent, completion), then an export, on SQLite and on Postgres`);
+      const stores = JSON.parse((await runNode('bench/stores-bench.ts', [JSON.stringify(spec)], { timeoutMs: 300_000 })).stdout);
+      report.stores = stores;
+      log(`stores: ${stores.sqlite.completionsPerSec.toFixed(0)} vs ${stores.postgres.completionsPerSec.toFixed(0)} completions/s committed (Postgres ${stores.writeRatio.toFixed(2)}× SQLite)`);
     }
 
     // ---- (5d) sandbox start latency per runtime vs a bare spawn (issue 11) ----

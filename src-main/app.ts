@@ -26,6 +26,8 @@ import { serveRunSocket } from './gateway/run-socket.js';
 import { SessionTurnCache } from './gateway/session-cache.js';
 import { guardLoopback, LOOPBACK_HOSTS, requireJsonControlCalls } from './loopback-host.js';
 import { RolloutManager, type RolloutManagerOptions } from './rollouts/manager.js';
+import type { ClusterNode } from './cluster/index.js';
+import { ownerRouting } from './api/session-owner.js';
 import { lockDataFolder, openStore, POLICY_VERSION_SETTING, type Store } from './store/index.js';
 
 export interface AppConfig {
@@ -61,6 +63,19 @@ export interface AppConfig {
   requestTimeoutMs?: number;
   /** Most bytes the per-session turn cache holds (default 64 MiB). */
   turnCacheBytes?: number;
+  /**
+   * A shared Postgres store (`postgres://…`) instead of the SQLite file in `dataDir`: this process is then a
+   * node of a cluster (DESIGN §12), named `nodeId`, reached by other nodes and agents at `advertiseUrl`
+   * (default http://host:port; give it when binding 0.0.0.0 or port 0). No data-folder lock is taken.
+   */
+  store?: string;
+  nodeId?: string;
+  advertiseUrl?: string;
+  /** Cluster: batch samples this node runs at once from the shared queue (default 4). */
+  concurrency?: number;
+  /** Cluster: heartbeat interval and how late a node may be before it counts as dead (tests shorten them). */
+  heartbeatMs?: number;
+  deadAfterMs?: number;
   /** Rollout manager knobs: where agent CLIs are installed (default <dataDir>/agents), callback retry policy. */
   rollouts?: Partial<Pick<RolloutManagerOptions, 'agentsDir' | 'callbackMaxAttempts' | 'callbackBaseDelayMs' | 'defaultRuntime'>>;
 }
@@ -74,6 +89,8 @@ export interface App {
   /** Recent turns per active session (token mode). */
   turns: SessionTurnCache;
   rollouts: RolloutManager;
+  /** This node, when the store is Postgres. */
+  cluster: ClusterNode | null;
   close(): Promise<void>;
 }
 
@@ -101,16 +118,24 @@ export async function createApp(config: AppConfig): Promise<App> {
   const closers: Array<() => Promise<void>> = [];
   const closeAll = async () => { for (const c of closers.reverse()) await c().catch(() => undefined); closers.length = 0; };
   try {
+    const clustered = config.store !== undefined;
+    const advertiseUrl = clustered ? advertisedUrl(config, host) : null;
     // One writer per data folder: a second one is refused before it touches anything the first one owns.
-    const lock = lockDataFolder(config.dataDir, config.owner ?? 'rollgate serve');
-    closers.push(async () => lock.release());
-    const store = openStore({ dataDir: config.dataDir });
+    // A cluster node shares Postgres with the others and keeps only run folders locally: no lock.
+    const lock = clustered ? null : lockDataFolder(config.dataDir, config.owner ?? 'rollgate serve');
+    if (lock) closers.push(async () => lock.release());
+    const store: Store = clustered
+      ? await (await import('./store/postgres/index.js')).openPostgresStore({ url: config.store!, nodeId: config.nodeId })
+      : openStore({ dataDir: config.dataDir });
     closers.push(() => store.close());
-    await store.sessions.markBatchSessionsInterrupted();
-    // Custody: calls whose intent outlived the previous process were lost between engine and commit.
-    // Only the folder's one writer may do this (an export or a second reader would see live calls).
-    const lost = await store.completions.recoverDanglingIntents();
-    if (lost.length) console.warn(`rollgate: ${lost.length} engine call(s) lost in a crash; their sessions are marked incomplete (${[...new Set(lost.map((l) => l.sessionId))].join(', ')})`);
+    if (!clustered) {
+      await store.sessions.markBatchSessionsInterrupted();
+      // Custody: calls whose intent outlived the previous process were lost between engine and commit.
+      // Only the folder's one writer may do this (an export or a second reader would see live calls).
+      // In a cluster this is per dead node (cluster/nodes.ts), never at start: the other nodes are alive.
+      const lost = await store.completions.recoverDanglingIntents();
+      if (lost.length) console.warn(`rollgate: ${lost.length} engine call(s) lost in a crash; their sessions are marked incomplete (${[...new Set(lost.map((l) => l.sessionId))].join(', ')})`);
+    }
 
     const engines: EngineConfig[] = [];
     if (config.sim) {
@@ -144,6 +169,14 @@ export async function createApp(config: AppConfig): Promise<App> {
     });
     closers.push(async () => unsubscribeTurns());
 
+    let rollouts: RolloutManager | null = null;
+    const cluster = clustered ? await (await import('./cluster/index.js')).startClusterNode({
+      url: config.store!, nodeId: config.nodeId!, advertiseUrl: advertiseUrl!, store, pool, events,
+      runningTasks: () => rollouts?.runningSamples ?? 0, heartbeatMs: config.heartbeatMs, deadAfterMs: config.deadAfterMs,
+    }) : null;
+    // Closed after the rollout manager (closers run in reverse): a stopping node hands its samples back through the queue.
+    if (cluster) closers.push(() => cluster.close());
+
     const server = Fastify({
       bodyLimit: config.bodyLimitBytes ?? 32 * 1024 * 1024, logger: false, forceCloseConnections: true,
       serverFactory: (handler) => httpServer(handler, config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS),
@@ -151,8 +184,9 @@ export async function createApp(config: AppConfig): Promise<App> {
     });
     server.addHook('onRequest', async (req, reply) => { reply.header('x-request-id', req.id); });
     closers.push(() => server.close());
-    const rollouts = new RolloutManager({
+    rollouts = new RolloutManager({
       store, pool, events, baseUrl: () => baseUrl, dataDir: config.dataDir, ...config.rollouts,
+      ...(cluster ? { queue: { samples: cluster.queue, concurrency: config.concurrency ?? 4 } } : {}),
       // A sandboxed run's only way out: its own session routes on a Unix socket, handled by this server's router.
       serveRunSocket: (key, path) => serveRunSocket((req, res) => server.routing(req, res), key, path),
     });
@@ -165,20 +199,39 @@ export async function createApp(config: AppConfig): Promise<App> {
     if (config.controlToken) await requireControlToken(server, config.controlToken);
     const tokenTexts = new EngineTokenTexts();
     await tokenTexts.load(engines);
-    await registerControlApi(server, { store, pool, events, baseUrl: () => baseUrl, rollouts, tokenTexts });
-    await registerGateway(server, { store, pool, events, turns, maxConcurrentPerSession: config.maxConcurrentPerSession });
+    // Session URLs point at the node that owns the session: in a cluster, the address others reach it at.
+    const publicUrl = () => advertiseUrl ?? baseUrl;
+    const routeToOwner = cluster ? ownerRouting(cluster) : undefined;
+    await registerControlApi(server, {
+      store, pool, events, baseUrl: publicUrl, rollouts, tokenTexts,
+      ...(cluster ? { cluster, control: cluster.control, routeToOwner } : {}),
+    });
+    await registerGateway(server, { store, pool, events, turns, maxConcurrentPerSession: config.maxConcurrentPerSession, routeToOwner });
     await registerUi(server, config.uiDir ?? DEFAULT_UI_DIR);
 
     await server.listen({ host, port: config.port ?? 8321 });
     const addr = server.server.address();
     const port = typeof addr === 'object' && addr ? addr.port : config.port;
     baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-    lock.setUrl(baseUrl);
-    return { url: baseUrl, server, store, pool, events, turns, rollouts, close: closeAll };
+    lock?.setUrl(baseUrl);
+    return { url: baseUrl, server, store, pool, events, turns, rollouts, cluster, close: closeAll };
   } catch (err) {
     await closeAll();
     throw err;
   }
+}
+
+/** Where other nodes and agents reach a cluster node: `advertiseUrl`, else http://host:port when that is concrete. */
+function advertisedUrl(config: AppConfig, host: string): string {
+  if (!config.nodeId) throw new Error('a Postgres store needs a node id (--node-id): each node of a cluster has its own');
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(config.nodeId)) throw new Error(`node id ${JSON.stringify(config.nodeId)}: use letters, digits, '.', '_' or '-' (at most 64)`);
+  if (config.advertiseUrl) {
+    const u = new URL(config.advertiseUrl);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`--advertise-url must be http(s), got ${config.advertiseUrl}`);
+    return config.advertiseUrl.replace(/\/$/, '');
+  }
+  if (!config.port || host === '0.0.0.0' || host === '::') throw new Error('a cluster node needs --advertise-url (the address other nodes and agents reach it at) when it binds a wildcard address or port 0');
+  return `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`;
 }
 
 /** Engines added through the API earlier; a topology file or sim engine with the same id wins. */

@@ -112,7 +112,7 @@ export async function registerBatchesApi(app: FastifyInstance, deps: ApiDeps): P
     const { id } = req.params as { id: string };
     const before = await rollouts.get(id);
     if (!before) return notFound(reply, 'batch');
-    if (!rollouts.isActive(id)) {
+    if (!(await rollouts.isActive(id))) {
       return reply.code(409).send({ error: { message: `batch ${id} is ${before.status}; only a queued or running batch can be cancelled`, type: 'invalid_request_error' } });
     }
     return rollouts.cancel(id);

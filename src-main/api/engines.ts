@@ -7,7 +7,7 @@ import { listEngineKinds } from '../engines/drivers/index.js';
 import { routerHeader } from '../engines/router.js';
 import { BUILTIN_TOKENIZERS } from '../engines/tokenizer/files.js';
 import { tokenizerSpecOf } from '../engines/token-format.js';
-import { POLICY_VERSION_SETTING } from '../store/index.js';
+import { localEngineControl } from '../cluster/control.js';
 import type { ApiDeps } from './routes.js';
 
 const pauseBody = z.object({
@@ -42,7 +42,8 @@ export function engineJson(e: PoolEngine, pool: EnginePool) {
 }
 
 export async function registerEngineRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
-  const { pool, events, store } = deps;
+  const { pool, events } = deps;
+  const control = deps.control ?? localEngineControl(pool, deps.store.settings);
 
   app.get('/api/engines', async () => ({
     policyVersion: pool.policyVersion,
@@ -60,7 +61,7 @@ export async function registerEngineRoutes(app: FastifyInstance, deps: ApiDeps):
   app.post('/api/engines/pause', async (req, reply) => {
     const parsed = pauseBody.safeParse(req.body ?? {});
     if (!parsed.success) return reply.code(400).send({ error: { message: issues(parsed.error), type: 'invalid_request_error' } });
-    const result = await pool.pause(parsed.data.mode, parsed.data.timeoutMs, parsed.data.forward);
+    const result = await control.pause(parsed.data.mode, parsed.data.timeoutMs, parsed.data.forward);
     events.emit({ type: 'engines', paused: true });
     return { paused: true, ...result };
   });
@@ -68,18 +69,15 @@ export async function registerEngineRoutes(app: FastifyInstance, deps: ApiDeps):
   app.post('/api/engines/resume', async (req, reply) => {
     const parsed = resumeBody.safeParse(req.body ?? {});
     if (!parsed.success) return reply.code(400).send({ error: { message: issues(parsed.error), type: 'invalid_request_error' } });
-    const queued = pool.gate.queued;
-    const { forwarded } = await pool.resume(parsed.data.forward);
+    const { released, forwarded } = await control.resume(parsed.data.forward);
     events.emit({ type: 'engines', paused: false });
-    return { paused: false, released: queued, forwarded };
+    return { paused: false, released, forwarded };
   });
 
   app.post('/api/policy-version', async (req, reply) => {
     const parsed = policyBody.safeParse(req.body ?? {});
     if (!parsed.success) return reply.code(400).send({ error: { message: issues(parsed.error), type: 'invalid_request_error' } });
-    // Durable first: after a restart, completions keep the version the trainer set last.
-    await store.settings.set(POLICY_VERSION_SETTING, parsed.data.version);
-    pool.policyVersion = parsed.data.version;
+    await control.setPolicyVersion(parsed.data.version);
     events.emit({ type: 'engines', policyVersion: pool.policyVersion });
     return { policyVersion: pool.policyVersion };
   });

@@ -9,6 +9,7 @@ import { registerExport } from './export.js';
 import { registerInsights } from './insights.js';
 import { registerRescores } from './rescores.js';
 import { registerCaptureHealth } from './capture-health.js';
+import { registerNodeRoutes } from './nodes.js';
 
 export type { ApiDeps } from './routes.js';
 
@@ -22,4 +23,5 @@ export async function registerControlApi(app: FastifyInstance, deps: ApiDeps): P
   await registerRescores(app, deps);
   await registerInsights(app, deps);
   await registerCaptureHealth(app, deps);
+  await registerNodeRoutes(app, deps);
 }

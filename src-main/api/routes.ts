@@ -5,9 +5,11 @@ import { z } from 'zod';
 import { withTraceRewards } from '../core/export/session-traces.js';
 import type { EnginePool } from '../engines/pool.js';
 import { CREDIT_POLICIES, type CreditPolicy } from '../core/export/credit.js';
+import type { ClusterNode, EngineControl } from '../cluster/index.js';
 import type { RolloutManager } from '../rollouts/manager.js';
 import type { Store } from '../store/index.js';
 import type { EventBus } from './events.js';
+import type { OwnerRouting } from './session-owner.js';
 import { completionJson, newSession, sessionUrls } from './sessions.js';
 import { VERSION } from './version.js';
 
@@ -20,6 +22,11 @@ export interface ApiDeps {
   tokenTexts?: EngineTokenTexts;
   /** Batches and harness runs (src-main/rollouts); the batch routes are absent without it. */
   rollouts?: RolloutManager;
+  /** Pause, resume and policy version: this process's pool alone, or every node of a cluster. */
+  control?: EngineControl;
+  /** In a cluster: this node (topology, nodes) and the routing of a session's calls to its owner. */
+  cluster?: ClusterNode;
+  routeToOwner?: OwnerRouting;
 }
 
 const createSessionBody = z.object({
@@ -87,6 +94,7 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
   app.post('/api/sessions/:id/finish', async (req, reply) => {
     const id = (req.params as { id: string }).id;
     if (!(await store.sessions.get(id))) return reply.code(404).send({ error: { message: 'session not found', type: 'not_found_error' } });
+    if (await deps.routeToOwner?.(req, reply, id)) return reply;
     // A batch run's rewards come from its evaluator: nothing may set them while its agent runs (issue 18.1).
     if ((await store.runs.get(id))?.status === 'running') {
       return reply.code(409).send({ error: { message: `session ${id} is a batch run still in progress: its reward comes from the evaluator; set rewards after the run ends`, type: 'invalid_request_error' } });

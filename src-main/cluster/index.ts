@@ -7,14 +7,15 @@ import type { Store } from '../store/index.js';
 import { ControlBus } from './bus.js';
 import { ClusterEngineControl } from './control.js';
 import { relayEvents, type LocalEvents } from './events.js';
-import { NodeRegistry, type NodeInfo, type NodeLoad } from './nodes.js';
+import { NodeRegistry, poolSnapshot, type NodeInfo, type NodeLoad } from './nodes.js';
 import { SampleQueue } from './queue.js';
 import { ensureClusterSchema } from './schema.js';
 
 export { localEngineControl, type EngineControl, type PauseResult } from './control.js';
 export { forwardToOwner, FORWARDED_HEADER, OwnerUnavailableError, type ForwardedResponse } from './forward.js';
+export { PAUSE_SETTING } from './control.js';
 export type { NodeInfo, NodeLoad } from './nodes.js';
-export type { SampleClaim, SampleJob, SqlTx } from './queue.js';
+export type { SampleClaim, SampleJob, SqlExecutor } from './queue.js';
 export { SampleQueue } from './queue.js';
 
 export interface ClusterNodeOptions {
@@ -66,13 +67,7 @@ export async function startClusterNode(opts: ClusterNodeOptions): Promise<Cluste
     };
     const registry = new NodeRegistry(db, {
       nodeId, advertiseUrl: opts.advertiseUrl, heartbeatMs: opts.heartbeatMs, deadAfterMs: opts.deadAfterMs,
-      snapshot: async () => ({
-        engines: pool.list().map((e) => ({
-          id: e.config.id, kind: e.config.kind, model: e.config.model, replicas: e.replicas.length, healthy: e.replicas.filter((r) => r.healthy).length,
-        })),
-        load: await load(),
-        drained: pool.gate.mode !== null && pool.inFlightCount === 0,
-      }),
+      snapshot: async () => ({ ...poolSnapshot(pool), load: await load() }),
       onDead: async (dead) => {
         // The queue first, so the dead node's samples start again elsewhere while the rest is swept.
         const requeued = await queue.recoverNode(dead);

@@ -4,6 +4,7 @@
 // advisory lock) runs recovery for it (its sessions, runs and calls; its queued work) and marks it `dead`.
 // Times come from the database clock, so nodes with skewed clocks agree on who is late.
 import type pg from 'pg';
+import type { EnginePool } from '../engines/pool.js';
 import { RECOVERY_LOCK } from './schema.js';
 
 export interface NodeLoad {
@@ -22,6 +23,16 @@ export interface NodeSnapshot {
 }
 
 export type NodeStatus = 'live' | 'dead' | 'stopped';
+
+/** What a node serves, and whether its calls have drained under a pause: the pool's share of a snapshot. */
+export function poolSnapshot(pool: EnginePool): Pick<NodeSnapshot, 'engines' | 'drained'> {
+  return {
+    engines: pool.list().map((e) => ({
+      id: e.config.id, kind: e.config.kind, model: e.config.model, replicas: e.replicas.length, healthy: e.replicas.filter((r) => r.healthy).length,
+    })),
+    drained: pool.gate.mode !== null && pool.inFlightCount === 0,
+  };
+}
 
 export interface NodeInfo extends NodeSnapshot {
   id: string;

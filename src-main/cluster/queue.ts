@@ -36,8 +36,8 @@ export interface SampleClaim { batchId: string; taskId: string; sampleIndex: num
 /** What runs one claimed sample: resolves when the sample has ended (its session finished, failed or interrupted). */
 export type SampleHandler = (job: SampleJob, claim: SampleClaim, signal: AbortSignal) => Promise<void>;
 
-/** SQL runner inside someone else's transaction (the store's batch-creating one). */
-export interface SqlTx { query(text: string, values?: unknown[]): Promise<{ rows: any[]; rowCount: number | null }> }
+/** SQL runner inside someone else's transaction (the Postgres store's `batches.createBatch` hands one over). */
+export interface SqlExecutor { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> }
 
 export class SampleQueue {
   private workerId: string | null = null;
@@ -58,27 +58,26 @@ export class SampleQueue {
   }
 
   /**
-   * Queues every sample of a batch: ledger rows and jobs, inside `tx` when given (the transaction that
+   * Queues every sample of a batch: ledger rows and jobs, inside `db` when given (the transaction that
    * creates the batch row), else in a transaction of its own.
    */
-  async enqueue(jobs: SampleJob[], opts: { tx?: SqlTx; expireInSeconds: number }): Promise<void> {
-    const run = async (tx: SqlTx) => {
+  async enqueue(jobs: SampleJob[], opts: { db?: SqlExecutor; expireInSeconds: number }): Promise<void> {
+    const run = async (tx: SqlExecutor) => {
       for (let i = 0; i < jobs.length; i += 500) {
         const part = jobs.slice(i, i + 500);
-        await tx.query(
+        await tx.executeSql(
           `INSERT INTO rollgate_batch_samples (batch_id, task_id, sample_index)
            SELECT * FROM unnest($1::text[], $2::text[], $3::int[]) ON CONFLICT DO NOTHING`,
           [part.map((j) => j.batchId), part.map((j) => j.taskId), part.map((j) => j.sampleIndex)],
         );
       }
-      const db: BossDb = { executeSql: async (text: string, values?: unknown[]) => ({ rows: (await tx.query(text, values)).rows }) };
-      await this.boss.insert(SAMPLE_QUEUE, jobs.map((data) => ({ data, expireInSeconds: opts.expireInSeconds })), { db });
+      await this.boss.insert(SAMPLE_QUEUE, jobs.map((data) => ({ data, expireInSeconds: opts.expireInSeconds })), { db: tx as BossDb });
     };
-    if (opts.tx) return run(opts.tx);
+    if (opts.db) return run(opts.db);
     const client = await this.db.connect();
     try {
       await client.query('BEGIN');
-      await run(client);
+      await run({ executeSql: async (text, values) => ({ rows: (await client.query(text, values)).rows }) });
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);

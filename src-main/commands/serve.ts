@@ -1,5 +1,5 @@
 // `rollgate serve`: the headless server (DESIGN §11).
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { resolve } from 'node:path';
 import { createApp, DEFAULT_UI_DIR } from '../app.js';
 import { ensureUiBuilt } from '../ui-build.js';
@@ -15,6 +15,13 @@ import type { RuntimeChoice } from '../rollouts/runtimes/types.js';
 interface ServeOptions {
   host: string; port: number; dataDir?: string; topology?: string; sim: boolean; simFamily?: string; controlTokenFile?: string; open?: boolean;
   engineTimeout: number; runtime?: RuntimeChoice; engineIdleTimeout: number; maxBodyMb: number; maxConcurrentPerSession: number; allowedHost: string[];
+  store?: string; nodeId?: string; advertiseUrl?: string; concurrency: number;
+}
+
+/** `--store`: a Postgres URL (a cluster node); the SQLite default needs no option. */
+function storeUrl(v: string): string {
+  if (!/^postgres(ql)?:\/\//.test(v)) throw new InvalidArgumentError('--store takes a Postgres URL (postgres://user@host:5432/db); without it Rollgate uses SQLite in the data folder');
+  return v;
 }
 
 export function registerServe(program: Command): void {
@@ -33,6 +40,10 @@ export function registerServe(program: Command): void {
   .option('--max-concurrent-per-session <n>', 'agent calls one session may have in flight (429 above)', positive('--max-concurrent-per-session'), 64)
   .option('--allowed-host <name...>', 'on loopback, also answer requests addressed to these host names (port forwarders)', (process.env.ROLLGATE_ALLOWED_HOSTS ?? '').split(',').filter(Boolean))
   .option('--runtime <name>', 'where batch agents run unless a batch says: auto (bwrap on Linux when installed, else local) | bwrap | docker | local (unsandboxed)', runtimeChoice)
+  .option('--store <url>', 'shared Postgres store (postgres://…; env ROLLGATE_STORE): run as a node of a cluster. Default: SQLite in the data folder', storeUrl, process.env.ROLLGATE_STORE || undefined)
+  .option('--node-id <id>', 'with --store: this node\'s name in the cluster (env ROLLGATE_NODE_ID)', process.env.ROLLGATE_NODE_ID || undefined)
+  .option('--advertise-url <url>', 'with --store: where other nodes and agents reach this node (default http://<host>:<port>)')
+  .option('--concurrency <n>', 'with --store: batch samples this node runs at once from the shared queue', positive('--concurrency'), 4)
   .option('--open', 'open the UI in a browser once ready')
   .action(async (opts: ServeOptions) => {
     refuseTokenInEnv();
@@ -52,9 +63,10 @@ export function registerServe(program: Command): void {
       maxConcurrentPerSession: Math.max(1, Math.floor(opts.maxConcurrentPerSession)),
       allowedHosts: opts.allowedHost,
       rollouts: runtime ? { defaultRuntime: runtime } : undefined,
+      ...(opts.store ? { store: opts.store, nodeId: opts.nodeId, advertiseUrl: opts.advertiseUrl, concurrency: Math.floor(opts.concurrency) } : {}),
     });
     onSignals(app.close);
-    console.log(`Rollgate listening on ${app.url}`);
+    console.log(`Rollgate listening on ${app.url}${app.cluster ? ` as node ${app.cluster.nodeId} (advertised ${app.cluster.advertiseUrl}), store ${app.store.location}` : ''}`);
     if (token) {
       console.log(`The control API needs the token in ${tokenFile}${token.created ? ' (created now)' : ''}: send it as Authorization: Bearer <token>, or open ${app.url}/?token=<token> once in the browser.`);
     }

@@ -1,6 +1,7 @@
 // What the gateway needs from the rest of the app (wired in app.ts).
 import type { EventBus } from '../api/events.js';
 import type { EnginePool } from '../engines/pool.js';
+import type { OwnerRouting } from '../api/session-owner.js';
 import type { Store } from '../store/index.js';
 import type { SessionTurnCache } from './session-cache.js';
 
@@ -13,4 +14,6 @@ export interface GatewayDeps {
   maxConcurrentPerSession?: number;
   /** How long a streaming agent may leave its stream unread before the call is given up (default 300 s). */
   agentStallMs?: number;
+  /** In a cluster: a session another node owns is served by its owner (absent: every session is ours). */
+  routeToOwner?: OwnerRouting;
 }

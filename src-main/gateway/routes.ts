@@ -26,6 +26,7 @@ export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): 
       app.post(prefix + route.path, async (req, reply) => {
         const session = await resolveSession(deps.store, req);
         if (!session) return sendDialectError(reply, route.codec, 401, unknownKeyMessage(req));
+        if (await deps.routeToOwner?.(req, reply, session.id)) return;
         const ctx = route.parseContext?.(req) ?? {};
         if ('error' in ctx) return sendDialectError(reply, route.codec, 404, ctx.error);
         await call(route.codec, session, req, reply, ctx);
@@ -35,6 +36,7 @@ export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): 
     app.post(prefix + '/v1/messages/count_tokens', async (req, reply) => {
       const session = await resolveSession(deps.store, req);
       if (!session) return sendDialectError(reply, anthropicCodec as DialectCodec, 401, unknownKeyMessage(req));
+      if (await deps.routeToOwner?.(req, reply, session.id)) return;
       return countAnthropicTokens(deps, session, req, reply);
     });
 

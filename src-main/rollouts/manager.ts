@@ -34,6 +34,7 @@ import { verifyHarbor, verifySweBench, type RunContainerCheck } from './containe
 import { ImageBuilder } from './images/builder.js';
 import { TaskImages, type TaskImage } from './images/task-images.js';
 import { dockerClient, removeRunContainers } from './runtimes/docker/index.js';
+import type { SampleClaim, SampleJob, SampleQueue, SqlExecutor } from '../cluster/index.js';
 
 /** Session metadata without per-trace rewards: those come only from the evaluator or the trainer. */
 function ownMetadata(m: Record<string, unknown>): Record<string, unknown> {
@@ -99,9 +100,21 @@ export interface RolloutManagerOptions {
   defaultRuntime?: RuntimeChoice;
   /** Serves one session's agent routes on a Unix socket (gateway/run-socket.ts); required by sandboxed runtimes. */
   serveRunSocket?: (key: string, path: string) => Promise<() => Promise<void>>;
+  /**
+   * Cluster mode (DESIGN §12): batches go on the shared queue and every node works it, `concurrency`
+   * samples at a time here. Start-up recovery is then the cluster's (per dead node), not this process's.
+   */
+  queue?: { samples: SampleQueue; concurrency: number };
 }
 
+/** What a queued sample carries besides its task: the submit-time options the stored spec does not keep. */
+interface QueuedRunOptions { timeoutExplicit: boolean; keepWorkDirs: boolean }
+/** A queued batch as one node runs its samples: ready to run, ended (null), or unable to run here. */
+type QueuedBatch = { b: ActiveBatch; bin: string | null } | { error: string } | null;
+
 interface Job { task: Task; sampleIndex: number }
+/** One sample's progress as its runner sees it: its session once created, and whether it ended. */
+interface SampleTrack { sessionId: string | null; ended: boolean; onSession?: (id: string) => Promise<void> }
 
 export interface RuntimesView {
   /** The runtime of batches that name none (`serve --runtime`, default auto). */
@@ -160,12 +173,29 @@ export class RolloutManager {
   /** Batches interrupted by the previous process (found at start-up). */
   /** What start-up recovery found (resolves once the store has been swept). */
   readonly recovered: Promise<{ batches: number; runs: number; killedProcesses: number }>;
+  /** Cluster mode: this node's view of queued batches it has worked on (built on first sample), by batch id. */
+  private readonly queuedBatches = new Map<string, Promise<QueuedBatch>>();
+  /** Cluster mode: sessions of samples running on this node now. */
+  private readonly queuedSessions = new Set<string>();
+  private queuedRunning = 0;
 
   constructor(private readonly opts: RolloutManagerOptions) {
     this.agentsDir = opts.agentsDir ?? process.env.ROLLGATE_AGENTS_DIR ?? join(opts.dataDir, 'agents');
     this.runsDir = join(opts.dataDir, 'runs');
-    this.recovered = this.recover();
+    // In a cluster, other nodes' runs and batches are alive: recovery is per dead node (cluster/nodes.ts).
+    this.recovered = opts.queue ? Promise.resolve({ batches: 0, runs: 0, killedProcesses: 0 }) : this.recover();
     this.recovered.catch((err: Error) => console.error(`rollgate: start-up recovery of batches failed: ${err.message}`));
+    if (opts.queue) {
+      opts.queue.samples.work(opts.queue.concurrency, (job, claim) => this.runQueued(job, claim))
+        .catch((err: Error) => console.error(`rollgate: cannot work the batch queue: ${err.message}`));
+    }
+  }
+
+  /** Batch samples running in this process now (a node's load). */
+  get runningSamples(): number {
+    let n = this.queuedRunning;
+    for (const b of this.active.values()) n += b.running.size;
+    return n;
   }
 
   private get images(): ImageBuilder {
@@ -290,6 +320,12 @@ export class RolloutManager {
       startedAt: null,
       finishedAt: null,
     };
+    if (this.opts.queue) {
+      const run: QueuedRunOptions = { timeoutExplicit: spec.timeoutMs !== undefined, keepWorkDirs: spec.keepWorkDirs ?? false };
+      await this.enqueueBatch({ ...record, status: 'running', startedAt: record.createdAt }, tasks, spec.n, run);
+      if (warning) console.warn(`rollgate: batch ${id}: ${warning}`);
+      return { id, runtime: runtime.name, ...(warning ? { warning } : {}) };
+    }
     await this.opts.store.batches.create(record);
     const abort = new AbortController();
     const images = new TaskImages(this.images, abort.signal, (taskId, p) => {
@@ -306,7 +342,7 @@ export class RolloutManager {
     this.emitBatch(id, 'queued');
     active.done = this.runBatch(active, spec.concurrency, spec.n).catch((err: Error) => {
       // runBatch handles its own errors; this is a last resort so a batch never stays `running`.
-      if (!this.closed) return this.finishBatch(active, 'failed', `internal error: ${err.message}`);
+      if (!this.closed) return this.finishBatch(active.record.id, 'failed', `internal error: ${err.message}`);
     }).finally(() => this.active.delete(id));
     if (warning) console.warn(`rollgate: batch ${id}: ${warning}`);
     return { id, runtime: runtime.name, ...(warning ? { warning } : {}) };
@@ -333,6 +369,10 @@ export class RolloutManager {
 
   /** Cancels a queued or running batch: no new samples start, running agents are killed. */
   async cancel(id: string): Promise<BatchView | null> {
+    if (this.opts.queue) {
+      await this.cancelQueued(id);
+      return this.get(id);
+    }
     const active = this.active.get(id);
     if (active && !active.abort.signal.aborted) {
       active.abort.abort();
@@ -345,11 +385,20 @@ export class RolloutManager {
   /** Resolves with the batch's final view once it has ended (immediately for an ended batch). */
   async wait(id: string): Promise<BatchView | null> {
     await this.active.get(id)?.done;
-    return this.get(id);
+    if (!this.opts.queue) return this.get(id);
+    // Cluster mode: any node may end the batch; the store says when.
+    for (;;) {
+      const view = await this.get(id);
+      if (!view || (view.status !== 'queued' && view.status !== 'running') || this.closed) return view;
+      await new Promise((r) => setTimeout(r, 500));
+    }
   }
 
-  isActive(id: string): boolean {
-    return this.active.has(id);
+  /** Whether the batch may still be cancelled (running here, or, in a cluster, anywhere). */
+  async isActive(id: string): Promise<boolean> {
+    if (!this.opts.queue) return this.active.has(id);
+    const b = await this.opts.store.batches.get(id);
+    return b?.status === 'queued' || b?.status === 'running';
   }
 
   /**
@@ -362,6 +411,7 @@ export class RolloutManager {
     this.closeSignal.abort();
     const batches = [...this.active.values()];
     for (const b of batches) b.abort.abort();
+    if (this.opts.queue) await this.closeQueued();
     await Promise.race([Promise.allSettled(batches.map((b) => b.done)), new Promise((r) => setTimeout(r, 5000))]);
     const { store } = this.opts;
     const now = Date.now();
@@ -386,13 +436,13 @@ export class RolloutManager {
 
     const usable = await b.runtime.available();
     if (!usable.ok) {
-      if (!this.closed) await this.finishBatch(b, 'failed', `runtime ${b.runtime.name} is not available: ${usable.reason}`);
+      if (!this.closed) await this.finishBatch(b.record.id, 'failed', `runtime ${b.runtime.name} is not available: ${usable.reason}`);
       return;
     }
     // A dead engine fails the batch now, saying why, instead of every sample after its agent's retries.
     const engine = await this.opts.pool.probeEngine(b.engineId);
     if (!engine.ok) {
-      if (!this.closed) await this.finishBatch(b, 'failed', `engine ${b.engineId}: no replica answers its health check: ${engine.problems.join('; ')}`);
+      if (!this.closed) await this.finishBatch(b.record.id, 'failed', `engine ${b.engineId}: no replica answers its health check: ${engine.problems.join('; ')}`);
       return;
     }
     let bin: string | null = null;
@@ -400,7 +450,7 @@ export class RolloutManager {
       try {
         bin = await installAgent(this.agentsDir, b.harness.agent, (p) => this.emitInstall(b.record.id, p));
       } catch (err) {
-        if (!this.closed) await this.finishBatch(b, 'failed', (err as Error).message);
+        if (!this.closed) await this.finishBatch(b.record.id, 'failed', (err as Error).message);
         return;
       }
     }
@@ -411,14 +461,8 @@ export class RolloutManager {
     const worker = async () => {
       while (next < jobs.length && !b.abort.signal.aborted && !this.closed) {
         const job = jobs[next++];
-        const track: { sessionId: string | null; ended: boolean } = { sessionId: null, ended: false };
-        await this.runSample(b, job, bin, track).catch(async (err: Error) => {
-          console.error(`rollgate: batch ${b.record.id} task ${job.task.id} sample ${job.sampleIndex}: ${err.stack ?? err.message}`);
-          if (track.sessionId && !track.ended && !this.closed) {
-            this.tally(b, 'failed', null);
-            await this.opts.store.writer.updateSession(track.sessionId, { status: 'failed', finishedAt: Date.now() }).catch(() => undefined);
-          }
-        });
+        const track: SampleTrack = { sessionId: null, ended: false };
+        await this.runSampleSafely(b, job, bin, track);
         if (b.maskedGate && track.sessionId && !b.stopError && !this.closed) {
           const stop = await b.maskedGate.add(this.opts.store, track.sessionId);
           if (stop) {
@@ -431,17 +475,153 @@ export class RolloutManager {
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));
     if (this.closed) return;
-    if (b.stopError) await this.finishBatch(b, 'failed', b.stopError);
-    else await this.finishBatch(b, b.abort.signal.aborted ? 'cancelled' : 'completed', null);
+    if (b.stopError) await this.finishBatch(b.record.id, 'failed', b.stopError);
+    else await this.finishBatch(b.record.id, b.abort.signal.aborted ? 'cancelled' : 'completed', null);
   }
 
-  private async finishBatch(b: ActiveBatch, status: BatchStatus, error: string | null): Promise<void> {
-    const done = await this.opts.store.batches.modify(b.record.id, (cur) => (cur.status === 'queued' || cur.status === 'running'
+  // ---- cluster mode: batches on the shared queue (cluster/queue.ts) ----
+
+  /**
+   * This node stops: no new samples; running ones are stopped and their sessions `interrupted`; their jobs
+   * fail (runQueued throws) so pg-boss runs them again on another node. The batches go on.
+   */
+  private async closeQueued(): Promise<void> {
+    for (const p of this.queuedBatches.values()) void p.then((q) => { if (q && 'b' in q) q.b.abort.abort(); });
+    const deadline = Date.now() + 5000;
+    while (this.queuedRunning > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const now = Date.now();
+    for (const id of this.queuedSessions) {
+      await this.opts.store.writer.updateSession(id, { status: 'interrupted', finishedAt: now }).catch(() => undefined);
+      await this.opts.store.runs.update(id, { status: 'interrupted', finishedAt: now }).catch(() => undefined);
+    }
+    this.queuedSessions.clear();
+  }
+
+  /** The batch row, then one job per (task, sample); a batch whose jobs could not be queued fails at once. */
+  private async enqueueBatch(record: BatchRecord, tasks: Task[], n: number, run: QueuedRunOptions): Promise<void> {
+    const { samples } = this.opts.queue!;
+    const jobs: SampleJob[] = [];
+    for (let i = 0; i < n; i++) for (const task of tasks) jobs.push({ batchId: record.id, taskId: task.id, sampleIndex: i, task, run: { ...run } });
+    // Longer than any run may take (agent timeout + grading), so pg-boss never expires a live sample.
+    const expireInSeconds = Math.ceil(Number(record.spec.timeoutMs) / 1000) + 3600;
+    // The Postgres store writes the batch row and its jobs in one transaction: both commit, or neither.
+    const batches = this.opts.store.batches as { createBatch?(rec: BatchRecord, enqueue: (db: SqlExecutor) => Promise<void>): Promise<BatchRecord> };
+    if (batches.createBatch) {
+      await batches.createBatch(record, (db) => samples.enqueue(jobs, { db, expireInSeconds }));
+    } else {
+      await this.opts.store.batches.create(record);
+      try {
+        await samples.enqueue(jobs, { expireInSeconds });
+      } catch (err) {
+        await this.finishBatch(record.id, 'failed', `could not queue the batch's samples: ${(err as Error).message}`);
+        throw err;
+      }
+    }
+    this.emitBatch(record.id, 'running');
+  }
+
+  private queuedBatch(batchId: string, run: QueuedRunOptions): Promise<QueuedBatch> {
+    let p = this.queuedBatches.get(batchId);
+    if (!p) {
+      p = this.prepareQueuedBatch(batchId, run);
+      this.queuedBatches.set(batchId, p);
+      p.then((q) => { if (!q || 'error' in q) this.queuedBatches.delete(batchId); }, () => this.queuedBatches.delete(batchId));
+    }
+    return p;
+  }
+
+  /** What this node needs to run a queued batch's samples, from the stored batch (the same checks submit made). */
+  private async prepareQueuedBatch(batchId: string, run: QueuedRunOptions): Promise<QueuedBatch> {
+    const record = await this.opts.store.batches.get(batchId);
+    if (!record || (record.status !== 'queued' && record.status !== 'running')) return null;
+    const spec = record.spec as { harness: string; engine: string; runtime: RuntimeName; timeoutMs: number; n: number; command?: string; maxTurns?: number; extraArgs?: string[]; evaluator?: EvaluatorSpec; image?: string };
+    const harness = getHarness(spec.harness);
+    const engine = this.opts.pool.get(spec.engine);
+    if (!harness) return { error: `unknown harness ${spec.harness}` };
+    if (!engine) return { error: `a node has no engine ${spec.engine} (every node working the queue needs the batch's engine)` };
+    const runtime = getRuntime(spec.runtime);
+    const usable = await runtime.available();
+    if (!usable.ok) return { error: `runtime ${runtime.name} is not available on a node: ${usable.reason}` };
+    let bin: string | null = null;
+    if (harness.agent) {
+      try { bin = await installAgent(this.agentsDir, harness.agent, (p) => this.emitInstall(batchId, p)); } catch (err) { return { error: (err as Error).message }; }
+    }
+    const abort = new AbortController();
+    const images = new TaskImages(this.images, abort.signal, (taskId, p) => {
+      if (p.phase !== 'cached') this.opts.events.emit({ type: 'batch', id: batchId, status: 'running', phase: `image-${p.phase}`, message: `${taskId}: ${p.message ?? p.image}` });
+    });
+    const b: ActiveBatch = {
+      record, tasks: [], harness, options: { command: spec.command, maxTurns: spec.maxTurns, extraArgs: spec.extraArgs }, engineId: spec.engine,
+      model: engine.config.model, timeoutMs: spec.timeoutMs, timeoutExplicit: run.timeoutExplicit, images, evaluator: spec.evaluator ?? null,
+      keepWorkDirs: run.keepWorkDirs, runtime, image: spec.image, abort, running: new Map(), done: Promise.resolve(), maskedGate: null, stopError: null,
+      stats: { total: record.taskIds.length * spec.n, started: 0, finished: 0, failed: 0, interrupted: 0, rewardSum: 0, rewardN: 0 },
+    };
+    return { b, bin };
+  }
+
+  /**
+   * Runs one queued sample on this node. Throws only while this node stops, so pg-boss retries the job on
+   * another node; otherwise the sample ends here and counts once (the last one to count completes the batch).
+   */
+  private async runQueued(job: SampleJob, claim: SampleClaim): Promise<void> {
+    const { samples } = this.opts.queue!;
+    if (this.closed) throw new Error('this node is stopping');
+    const q = await this.queuedBatch(job.batchId, job.run as unknown as QueuedRunOptions);
+    if (!q) return; // the batch ended (cancelled, failed): its remaining samples are dropped
+    if ('error' in q) {
+      await this.finishBatch(job.batchId, 'failed', q.error);
+      await samples.dropBatch(job.batchId);
+      return;
+    }
+    if (q.b.abort.signal.aborted) return;
+    const track: SampleTrack = {
+      sessionId: null, ended: false,
+      onSession: async (id) => { this.queuedSessions.add(id); await samples.setSession(claim, id); },
+    };
+    this.queuedRunning++;
+    try {
+      await this.runSampleSafely(q.b, { task: job.task as Task, sampleIndex: job.sampleIndex }, q.bin, track);
+    } finally {
+      this.queuedRunning--;
+      if (track.sessionId && !this.closed) this.queuedSessions.delete(track.sessionId);
+    }
+    if (this.closed) throw new Error(`this node stopped during sample ${job.taskId}/${job.sampleIndex}; it runs again elsewhere`);
+    const { counted, remaining } = await samples.finish(claim);
+    if (counted && remaining === 0) {
+      await this.finishBatch(job.batchId, 'completed', null);
+      this.queuedBatches.delete(job.batchId);
+    } else {
+      this.emitBatch(job.batchId, 'running');
+    }
+  }
+
+  /** Cluster mode cancel: the batch ends now, its unstarted samples are dropped, this node's running ones are stopped. */
+  private async cancelQueued(id: string): Promise<void> {
+    await this.finishBatch(id, 'cancelled', null);
+    await this.opts.queue!.samples.dropBatch(id);
+    const q = await this.queuedBatches.get(id);
+    if (q && 'b' in q) q.b.abort.abort();
+    this.queuedBatches.delete(id);
+  }
+
+  /** Runs one sample; an unexpected error fails that sample alone (its session marked `failed`), never the batch. */
+  private async runSampleSafely(b: ActiveBatch, job: Job, bin: string | null, track: SampleTrack): Promise<void> {
+    await this.runSample(b, job, bin, track).catch(async (err: Error) => {
+      console.error(`rollgate: batch ${b.record.id} task ${job.task.id} sample ${job.sampleIndex}: ${err.stack ?? err.message}`);
+      if (track.sessionId && !track.ended && !this.closed) {
+        this.tally(b, 'failed', null);
+        await this.opts.store.writer.updateSession(track.sessionId, { status: 'failed', finishedAt: Date.now() }).catch(() => undefined);
+      }
+    });
+  }
+
+  private async finishBatch(id: string, status: BatchStatus, error: string | null): Promise<void> {
+    const done = await this.opts.store.batches.modify(id, (cur) => (cur.status === 'queued' || cur.status === 'running'
       ? { patch: { status, error, finishedAt: Date.now() } }
       : { refuse: cur.status }));
     if (!done || 'refused' in done) return;
-    this.emitBatch(b.record.id, status);
-    if (done.record.callbackUrl) this.sendCallback(b.record.id);
+    this.emitBatch(id, status);
+    if (done.record.callbackUrl) this.sendCallback(id);
   }
 
   private tally(b: ActiveBatch, status: 'finished' | 'failed' | 'interrupted', reward: number | null): void {
@@ -452,7 +632,7 @@ export class RolloutManager {
     }
   }
 
-  private async runSample(b: ActiveBatch, job: Job, bin: string | null, track: { sessionId: string | null; ended: boolean }): Promise<void> {
+  private async runSample(b: ActiveBatch, job: Job, bin: string | null, track: SampleTrack): Promise<void> {
     const { store, events } = this.opts;
     const { task, sampleIndex } = job;
     const batchId = b.record.id;
@@ -467,6 +647,7 @@ export class RolloutManager {
     const session = newSession({ engineId: b.engineId, harness: b.harness.name, taskId: task.id, batchId, metadata });
     await store.writer.putSession(session);
     track.sessionId = session.id;
+    await track.onSession?.(session.id);
     b.stats.started++;
     events.emit({ type: 'session', id: session.id, status: session.status });
 

@@ -17,6 +17,11 @@ export interface SampleResult {
   promptTokens: number;
   outputTokens: number;
   error: string | null;
+  /**
+   * An earlier attempt of this sample that a later one replaced (in a cluster, a sample whose node died
+   * runs again elsewhere): kept for the record, not counted.
+   */
+  superseded?: true;
 }
 
 /** Recorded engine calls and tokens, so a dashboard needs no per-session requests. */
@@ -86,7 +91,8 @@ export function buildBatchView(batch: BatchRecord, sessions: SessionSummary[], r
   const n = Number(batch.spec.n ?? 1);
   const runBySession = new Map(runs.map((r) => [r.sessionId, r]));
   const byTask = new Map<string, SampleResult[]>();
-  for (const s of sessions) {
+  // Oldest first, so a later attempt of the same sample replaces the earlier one below.
+  for (const s of [...sessions].sort((a, b) => a.createdAt - b.createdAt)) {
     if (!s.taskId) continue;
     const run = runBySession.get(s.id);
     const idx = Number(s.metadata.sampleIndex ?? 0);
@@ -114,7 +120,13 @@ export function buildBatchView(batch: BatchRecord, sessions: SessionSummary[], r
   const tasks: TaskResult[] = batch.taskIds.map((taskId) => {
     const samples = (byTask.get(taskId) ?? []).sort((a, b) => a.sampleIndex - b.sampleIndex);
     const rewards: Array<number | null> = Array.from({ length: n }, () => null);
+    const latest = new Map<number, SampleResult>();
     for (const s of samples) {
+      const before = latest.get(s.sampleIndex);
+      if (before) before.superseded = true;
+      latest.set(s.sampleIndex, s);
+    }
+    for (const s of latest.values()) {
       if (s.sampleIndex >= 0 && s.sampleIndex < n) rewards[s.sampleIndex] = s.status === 'active' || s.status === 'interrupted' ? null : s.reward;
       if (s.status === 'active') counts.running++;
       else if (s.status === 'finished') counts.finished++;

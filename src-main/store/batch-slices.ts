@@ -6,7 +6,7 @@ import type { EvaluatorVerdict, RunOutcome, RunStatus, SessionRunRecord } from '
 import { rowToSummary, SUMMARY_COLUMNS, type SessionSummary, type SummaryRow } from './sessions.js';
 
 /** Final answers are cut to this many characters (the full text stays in session_runs). */
-const ANSWER_CHARS = 600;
+export const ANSWER_CHARS = 600;
 
 interface LightRunRow {
   session_id: string; batch_id: string | null; status: string; outcome: string | null; exit_code: number | null; signal: string | null;

@@ -68,12 +68,14 @@ export interface SessionRunRecord {
 
 export type SessionRunPatch = Partial<Omit<SessionRunRecord, 'sessionId' | 'batchId' | 'startedAt'>>;
 
-interface BatchRow {
+/** A batches row (both stores). */
+export interface BatchRow {
   id: string; status: string; spec: string; task_ids: string; error: string | null; callback_url: string | null;
   callback: string | null; created_at: number; started_at: number | null; finished_at: number | null;
 }
 
-interface RunRow {
+/** A session_runs row (both stores). */
+export interface RunRow {
   session_id: string; batch_id: string | null; status: string; pid: number | null; run_token: string | null;
   work_dir: string | null; outcome: string | null; exit_code: number | null; signal: string | null; duration_ms: number | null;
   stdout: string | null; stderr: string | null; final_answer: string | null; evaluator: string | null; error: string | null;
@@ -82,7 +84,7 @@ interface RunRow {
 
 const parse = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T));
 
-function rowToBatch(r: BatchRow): BatchRecord {
+export function rowToBatch(r: BatchRow): BatchRecord {
   return {
     id: r.id,
     status: r.status as BatchStatus,
@@ -97,7 +99,7 @@ function rowToBatch(r: BatchRow): BatchRecord {
   };
 }
 
-function rowToRun(r: RunRow): SessionRunRecord {
+export function rowToRun(r: RunRow): SessionRunRecord {
   return {
     sessionId: r.session_id,
     batchId: r.batch_id,
@@ -119,11 +121,11 @@ function rowToRun(r: RunRow): SessionRunRecord {
   };
 }
 
-const BATCH_PATCH: ReadonlyArray<[keyof BatchPatch, string]> = [
+export const BATCH_PATCH: ReadonlyArray<[keyof BatchPatch, string]> = [
   ['status', 'status'], ['error', 'error'], ['callback', 'callback'], ['startedAt', 'started_at'], ['finishedAt', 'finished_at'],
 ];
 
-const RUN_PATCH: ReadonlyArray<[keyof SessionRunPatch, string]> = [
+export const RUN_PATCH: ReadonlyArray<[keyof SessionRunPatch, string]> = [
   ['status', 'status'], ['pid', 'pid'], ['runToken', 'run_token'], ['workDir', 'work_dir'], ['outcome', 'outcome'],
   ['exitCode', 'exit_code'], ['signal', 'signal'], ['durationMs', 'duration_ms'], ['stdout', 'stdout'], ['stderr', 'stderr'],
   ['finalAnswer', 'final_answer'], ['evaluator', 'evaluator'], ['error', 'error'], ['finishedAt', 'finished_at'],
@@ -135,7 +137,8 @@ function patchSql(table: string, key: string, fields: ReadonlyArray<[string, str
   return `UPDATE ${table} SET ${fields.map(([, c]) => `${c} = CASE WHEN @has_${c} THEN @${c} ELSE ${c} END`).join(', ')} WHERE ${key} = @key`;
 }
 
-function patchParams(key: string, patch: Record<string, unknown>, fields: ReadonlyArray<[string, string]>): Record<string, unknown> {
+/** Named params of a patch: `has_<col>` flags next to the (JSON-encoded) values (both stores). */
+export function patchParams(key: string, patch: Record<string, unknown>, fields: ReadonlyArray<[string, string]>): Record<string, unknown> {
   const p: Record<string, unknown> = { key };
   for (const [field, col] of fields) {
     const has = Object.prototype.hasOwnProperty.call(patch, field) && patch[field] !== undefined;
@@ -145,6 +148,26 @@ function patchParams(key: string, patch: Record<string, unknown>, fields: Readon
     p[col] = v ?? null;
   }
   return p;
+}
+
+/** Named params of a batches row (both stores). */
+export function batchParams(rec: BatchRecord): Record<string, unknown> {
+  return {
+    id: rec.id, status: rec.status, spec: JSON.stringify(rec.spec), task_ids: JSON.stringify(rec.taskIds), error: rec.error,
+    callback_url: rec.callbackUrl, callback: rec.callback ? JSON.stringify(rec.callback) : null,
+    created_at: rec.createdAt, started_at: rec.startedAt, finished_at: rec.finishedAt,
+  };
+}
+
+/** Named params of a session_runs row (both stores). */
+export function runParams(rec: SessionRunRecord): Record<string, unknown> {
+  return {
+    session_id: rec.sessionId, batch_id: rec.batchId, status: rec.status, pid: rec.pid, run_token: rec.runToken,
+    work_dir: rec.workDir, outcome: rec.outcome, exit_code: rec.exitCode, signal: rec.signal, duration_ms: rec.durationMs,
+    stdout: rec.stdout, stderr: rec.stderr, final_answer: rec.finalAnswer,
+    evaluator: rec.evaluator ? JSON.stringify(rec.evaluator) : null, error: rec.error,
+    started_at: rec.startedAt, finished_at: rec.finishedAt,
+  };
 }
 
 export class BatchesRepo {
@@ -165,11 +188,7 @@ export class BatchesRepo {
   }
 
   create(rec: BatchRecord): BatchRecord {
-    this.insertStmt.run({
-      id: rec.id, status: rec.status, spec: JSON.stringify(rec.spec), task_ids: JSON.stringify(rec.taskIds), error: rec.error,
-      callback_url: rec.callbackUrl, callback: rec.callback ? JSON.stringify(rec.callback) : null,
-      created_at: rec.createdAt, started_at: rec.startedAt, finished_at: rec.finishedAt,
-    });
+    this.insertStmt.run(batchParams(rec));
     return rec;
   }
 
@@ -217,13 +236,7 @@ export class SessionRunsRepo {
   }
 
   create(rec: SessionRunRecord): SessionRunRecord {
-    this.insertStmt.run({
-      session_id: rec.sessionId, batch_id: rec.batchId, status: rec.status, pid: rec.pid, run_token: rec.runToken,
-      work_dir: rec.workDir, outcome: rec.outcome, exit_code: rec.exitCode, signal: rec.signal, duration_ms: rec.durationMs,
-      stdout: rec.stdout, stderr: rec.stderr, final_answer: rec.finalAnswer,
-      evaluator: rec.evaluator ? JSON.stringify(rec.evaluator) : null, error: rec.error,
-      started_at: rec.startedAt, finished_at: rec.finishedAt,
-    });
+    this.insertStmt.run(runParams(rec));
     return rec;
   }
 

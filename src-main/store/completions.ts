@@ -28,6 +28,45 @@ export interface PendingView {
   findPendingByBodyHash(sessionId: string, hash: string): CompletionRecord | undefined;
 }
 
+/** A write waiting in a writer's queue (either store's), as PendingView reads it. */
+export interface QueuedWrite {
+  op: { kind: string; rec?: CompletionRecord; bodyHash?: string | null };
+}
+
+/** PendingView over a writer's queue, oldest first (both writers). */
+export function maxQueuedSeq(queue: readonly QueuedWrite[], sessionId: string): number | undefined {
+  let max: number | undefined;
+  for (const { op } of queue) {
+    if (op.kind === 'completion' && op.rec!.sessionId === sessionId && (max === undefined || op.rec!.seq > max)) max = op.rec!.seq;
+  }
+  return max;
+}
+
+/** The newest queued record of the session with this request-body hash (both writers). */
+export function findQueuedByBodyHash(queue: readonly QueuedWrite[], sessionId: string, hash: string): CompletionRecord | undefined {
+  for (let i = queue.length - 1; i >= 0; i--) {
+    const op = queue[i]!.op;
+    if (op.kind === 'completion' && op.bodyHash === hash && op.rec!.sessionId === sessionId) return op.rec;
+  }
+  return undefined;
+}
+
+/** A row of call_intents (both stores). */
+export interface IntentRow {
+  id: string; session_id: string; seq: number; dialect: string; engine_id: string; replica: string; created_at: number;
+}
+
+/** What a call intent left over after a crash is recorded as: an `incomplete` completion without ids. */
+export function lostInCrash(r: IntentRow, now: number): CompletionRecord {
+  return {
+    id: r.id, sessionId: r.session_id, seq: r.seq, dialect: r.dialect as CompletionRecord['dialect'], engineId: r.engine_id,
+    replica: r.replica, policyVersion: 0, requestReceived: null, requestServed: null, response: null, finishReason: null,
+    usage: null, timings: { queueMs: 0, ttftMs: null, totalMs: Math.max(0, now - r.created_at) }, status: 'incomplete',
+    incompleteReason: 'lost-in-crash', error: 'lost-in-crash: the process ended between the engine call and its commit',
+    retryOf: null, createdAt: r.created_at, promptIds: new Int32Array(0), outputIds: new Int32Array(0), outputLogprobs: new Float32Array(0),
+  };
+}
+
 export class CompletionsRepo {
   private readonly insertStmt: Database.Statement;
   private readonly getStmt: Database.Statement;
@@ -194,20 +233,10 @@ export class CompletionsRepo {
    * incomplete and masks the traces that depend on it. Returns the calls recovered.
    */
   recoverDanglingIntents(now: number = Date.now()): Array<{ id: string; sessionId: string }> {
-    const rows = this.db.prepare('SELECT * FROM call_intents ORDER BY created_at, id').all() as Array<{
-      id: string; session_id: string; seq: number; dialect: string; engine_id: string; replica: string; created_at: number;
-    }>;
+    const rows = this.db.prepare('SELECT * FROM call_intents ORDER BY created_at, id').all() as IntentRow[];
     const run = this.db.transaction(() => {
       for (const r of rows) {
-        if (!this.existsStmt.get(r.id)) {
-          this.insertStmt.run(completionParams({
-            id: r.id, sessionId: r.session_id, seq: r.seq, dialect: r.dialect as CompletionRecord['dialect'], engineId: r.engine_id,
-            replica: r.replica, policyVersion: 0, requestReceived: null, requestServed: null, response: null, finishReason: null,
-            usage: null, timings: { queueMs: 0, ttftMs: null, totalMs: Math.max(0, now - r.created_at) }, status: 'incomplete',
-            incompleteReason: 'lost-in-crash', error: 'lost-in-crash: the process ended between the engine call and its commit',
-            retryOf: null, createdAt: r.created_at, promptIds: new Int32Array(0), outputIds: new Int32Array(0), outputLogprobs: new Float32Array(0),
-          }, null));
-        }
+        if (!this.existsStmt.get(r.id)) this.insertStmt.run(completionParams(lostInCrash(r, now), null));
         this.deleteIntentStmt.run(r.id);
       }
     });

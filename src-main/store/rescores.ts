@@ -83,18 +83,20 @@ export interface RescoreRecord {
   errors: Array<{ traceId: string; message: string }>;
 }
 
-interface RescoreRow {
+/** A rescores row (both stores). */
+export interface RescoreRow {
   id: string; created_at: number; engine: string; engine_kind: string | null; source_engine: string | null; builder: string;
   batch_id: string | null; session_id: string | null; sessions: number; traces: number; overall: string; errors: string;
 }
 
-interface TraceRow {
+/** A rescore_traces row (both stores). */
+export interface TraceRow {
   trace_id: string; session_id: string; source_engine: string | null; replica: string | null; completion_ids: string;
   positions: Buffer | null; token_ids: Buffer | null; sampled: Buffer | null; rescored: Buffer | null; dropped: number;
   summary: string | null; error: string | null;
 }
 
-const toRecord = (r: RescoreRow): RescoreRecord => ({
+export const toRecord = (r: RescoreRow): RescoreRecord => ({
   id: r.id, createdAt: r.created_at, engine: r.engine, engineKind: r.engine_kind, sourceEngine: r.source_engine, builder: r.builder,
   batchId: r.batch_id, sessionId: r.session_id, sessions: r.sessions, traces: r.traces,
   overall: JSON.parse(r.overall) as RescoreRecord['overall'], errors: JSON.parse(r.errors) as RescoreRecord['errors'],
@@ -103,13 +105,32 @@ const toRecord = (r: RescoreRow): RescoreRecord => ({
 const EMPTY_I = new Int32Array(0);
 const EMPTY_F = new Float32Array(0);
 
-const toTrace = (r: TraceRow): RescoreTraceRecord => ({
+export const toTrace = (r: TraceRow): RescoreTraceRecord => ({
   traceId: r.trace_id, sessionId: r.session_id, sourceEngine: r.source_engine, replica: r.replica,
   completionIds: JSON.parse(r.completion_ids) as string[],
   positions: r.positions ? blobToInt32(r.positions) : EMPTY_I, tokenIds: r.token_ids ? blobToInt32(r.token_ids) : EMPTY_I,
   sampled: r.sampled ? blobToFloat32(r.sampled) : EMPTY_F, rescored: r.rescored ? blobToFloat32(r.rescored) : EMPTY_F,
   dropped: r.dropped, summary: r.summary ? (JSON.parse(r.summary) as RescoreSummaryJson) : null, error: r.error,
 });
+
+/** Named params of a rescores row (both stores). */
+export function rescoreParams(run: RescoreRecord): Record<string, unknown> {
+  return {
+    id: run.id, created_at: run.createdAt, engine: run.engine, engine_kind: run.engineKind, source_engine: run.sourceEngine, builder: run.builder,
+    batch_id: run.batchId, session_id: run.sessionId, sessions: run.sessions, traces: run.traces,
+    overall: JSON.stringify(run.overall), errors: JSON.stringify(run.errors),
+  };
+}
+
+/** Named params of a rescore_traces row (both stores). */
+export function traceParams(rescoreId: string, t: RescoreTraceRecord, ord: number): Record<string, unknown> {
+  return {
+    rescore_id: rescoreId, ord, trace_id: t.traceId, session_id: t.sessionId, source_engine: t.sourceEngine, replica: t.replica,
+    completion_ids: JSON.stringify(t.completionIds),
+    positions: int32ToBlob(t.positions), token_ids: int32ToBlob(t.tokenIds), sampled: float32ToBlob(t.sampled), rescored: float32ToBlob(t.rescored),
+    dropped: t.dropped, summary: t.summary ? JSON.stringify(t.summary) : null, error: t.error,
+  };
+}
 
 export interface RescoreListFilter { batchId?: string; sessionId?: string; limit?: number }
 
@@ -137,17 +158,8 @@ export class RescoresRepo {
     this.traceStmt = db.prepare('SELECT * FROM rescore_traces WHERE rescore_id = ? AND trace_id = ?');
     this.bySessionStmt = db.prepare('SELECT * FROM rescore_traces WHERE rescore_id = ? AND session_id = ? ORDER BY ord');
     this.save = db.transaction((run: RescoreRecord, traces: RescoreTraceRecord[]) => {
-      this.insertRun.run({
-        id: run.id, created_at: run.createdAt, engine: run.engine, engine_kind: run.engineKind, source_engine: run.sourceEngine, builder: run.builder,
-        batch_id: run.batchId, session_id: run.sessionId, sessions: run.sessions, traces: run.traces,
-        overall: JSON.stringify(run.overall), errors: JSON.stringify(run.errors),
-      });
-      traces.forEach((t, ord) => this.insertTrace.run({
-        rescore_id: run.id, ord, trace_id: t.traceId, session_id: t.sessionId, source_engine: t.sourceEngine, replica: t.replica,
-        completion_ids: JSON.stringify(t.completionIds),
-        positions: int32ToBlob(t.positions), token_ids: int32ToBlob(t.tokenIds), sampled: float32ToBlob(t.sampled), rescored: float32ToBlob(t.rescored),
-        dropped: t.dropped, summary: t.summary ? JSON.stringify(t.summary) : null, error: t.error,
-      }));
+      this.insertRun.run(rescoreParams(run));
+      traces.forEach((t, ord) => this.insertTrace.run(traceParams(run.id, t, ord)));
     });
   }
 

@@ -9,7 +9,7 @@
 // with Retry-After), so an external lock on the database slows writes down without freezing every session.
 import type Database from 'better-sqlite3';
 import type { CompletionRecord, NewSession, SessionRecord } from '../core/types.js';
-import type { CallIntent, CompletionsRepo, PendingView } from './completions.js';
+import { findQueuedByBodyHash, maxQueuedSeq, type CallIntent, type CompletionsRepo, type PendingView } from './completions.js';
 import type { EncodedCompletion } from './rows.js';
 import { SessionsRepo, sessionParams, patchParams, type SessionPatch } from './sessions.js';
 
@@ -166,19 +166,11 @@ export class StoreWriter implements PendingView {
   // ---- PendingView ----
 
   maxPendingSeq(sessionId: string): number | undefined {
-    let max: number | undefined;
-    for (const { op } of this.queue) {
-      if (op.kind === 'completion' && op.rec.sessionId === sessionId && (max === undefined || op.rec.seq > max)) max = op.rec.seq;
-    }
-    return max;
+    return maxQueuedSeq(this.queue, sessionId);
   }
 
   findPendingByBodyHash(sessionId: string, hash: string): CompletionRecord | undefined {
-    for (let i = this.queue.length - 1; i >= 0; i--) {
-      const op = this.queue[i].op;
-      if (op.kind === 'completion' && op.bodyHash === hash && op.rec.sessionId === sessionId) return op.rec;
-    }
-    return undefined;
+    return findQueuedByBodyHash(this.queue, sessionId, hash);
   }
 
   // ---- internals ----

@@ -20,6 +20,7 @@ import type {
   EngineKinds,
   EngineSpec,
   EnginesResponse,
+  NodesResponse,
   Harness,
   HarnessSnippet,
   PauseMode,
@@ -156,6 +157,7 @@ export const api = {
   run: (id: string, signal?: AbortSignal) => getJson<SessionRun>(`/api/sessions/${enc(id)}/run`, signal),
 
   engines: (signal?: AbortSignal) => getJson<EnginesResponse>('/api/engines', signal),
+  nodes: (signal?: AbortSignal) => getJson<NodesResponse>('/api/nodes', signal),
   pause: (mode: PauseMode, timeoutMs: number, forward = false) =>
     postJson<{ paused: boolean }>('/api/engines/pause', forward ? { mode, timeoutMs, forward } : { mode, timeoutMs }),
   resume: (forward = false) => postJson<{ paused: boolean; released?: number }>('/api/engines/resume', forward ? { forward } : {}),

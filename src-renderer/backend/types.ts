@@ -90,6 +90,20 @@ export interface Engine {
 
 export type PauseMode = 'queue' | 'reject' | 'abort';
 
+/** A Rollgate node (GET /api/nodes): a single process is one node, `local`. */
+export interface ClusterNodeInfo {
+  id: string;
+  advertiseUrl: string;
+  status: 'live' | 'dead' | 'stopped';
+  alive: boolean;
+  heartbeatAgeMs: number;
+  engines: Array<{ id: string; kind: string; model: string; replicas: number; healthy: number }>;
+  load: { activeSessions: number; runningTasks: number; inFlightCalls: number };
+  drained: boolean;
+}
+
+export interface NodesResponse { self: string; nodes: ClusterNodeInfo[] }
+
 export interface EnginesResponse {
   engines: Engine[];
   policyVersion?: number;

@@ -11,6 +11,7 @@ import { isActive, useBatches } from '../store/batches.js';
 import { useEngines } from '../store/engines.js';
 import { errorText } from '../store/resource.js';
 import { useSessions } from '../store/sessions.js';
+import { NodesCard } from './NodesCard.js';
 
 const POLL_MS = 2000;
 
@@ -553,6 +554,7 @@ export function TopologyView() {
             <span className="legend-item">Click an engine for its figures.</span>
           </div>
         </section>
+        <NodesCard />
         <SyncControls />
         <div className="view-head">
           <h2 className="subhead">Engines</h2>
