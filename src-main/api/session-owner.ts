@@ -5,6 +5,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ClusterNode } from '../cluster/index.js';
 import { FORWARDED_HEADER, forwardToOwner, OwnerUnavailableError } from '../cluster/forward.js';
 
+/** Names the node that answered a forwarded call (the session's owner). */
+export const SERVED_BY_HEADER = 'x-rollgate-served-by';
+
 /** Resolves true when the call was answered here on the owner's behalf (forwarded, or refused). */
 export type OwnerRouting = (req: FastifyRequest, reply: FastifyReply, sessionId: string) => Promise<boolean>;
 
@@ -23,7 +26,7 @@ export function ownerRouting(cluster: ClusterNode): OwnerRouting {
       throw new OwnerUnavailableError(sessionId, owner.id, `could not be reached at ${owner.advertiseUrl} (${(err as Error).message})`);
     }
     reply.hijack();
-    reply.raw.writeHead(res.status, res.headers);
+    reply.raw.writeHead(res.status, { ...res.headers, [SERVED_BY_HEADER]: owner.id });
     try {
       for await (const chunk of res.body) reply.raw.write(chunk);
     } catch {

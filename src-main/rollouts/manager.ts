@@ -574,6 +574,9 @@ export class RolloutManager {
       return;
     }
     if (q.b.abort.signal.aborted) return;
+    // Cancelled or failed on another node since this node prepared the batch: the sample is dropped.
+    const status = (await this.opts.store.batches.get(job.batchId))?.status;
+    if (status !== 'queued' && status !== 'running') { q.b.abort.abort(); this.queuedBatches.delete(job.batchId); return; }
     const track: SampleTrack = {
       sessionId: null, ended: false,
       onSession: async (id) => { this.queuedSessions.add(id); await samples.setSession(claim, id); },

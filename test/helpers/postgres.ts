@@ -37,7 +37,8 @@ export function postgresBinDir(): string | null {
   return versions.length ? join(root, versions[0], 'bin') : null;
 }
 
-function freePort(): Promise<number> {
+/** A TCP port free on 127.0.0.1 right now (it can be taken before it is used: retry on EADDRINUSE). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();
