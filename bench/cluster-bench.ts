@@ -9,9 +9,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { startPostgres, type PostgresServer } from '../test/helpers/postgres.js';
 import type { LoadRequest, LoadResult } from './load.js';
 import { LoadClient, startNode, type Proc } from './proc.js';
+import { percentile } from './stats.js';
 
 const MODEL = 'Qwen/Qwen3-8B';
 
@@ -68,11 +70,15 @@ async function sessionIdsOf(url: string, keys: string[]): Promise<string[]> {
   return body.sessions.slice(0, keys.length).map((s) => s.id);
 }
 
+/** A node's own folder (agents, run folders) under the bench's temp folder, whichever store it uses. */
+let benchDir = '';
+
 function serveArgs(topology: string, store: { dataDir: string } | { url: string; nodeId: string; port: number }): string[] {
   const base = ['serve', '--no-sim', '--topology', topology];
   if ('dataDir' in store) return [...base, '--data-dir', store.dataDir, '--port', '0'];
   const advertise = `http://127.0.0.1:${store.port}`;
-  return [...base, '--store', store.url, '--node-id', store.nodeId, '--advertise-url', advertise, '--port', String(store.port)];
+  return [...base, '--store', store.url, '--node-id', store.nodeId, '--advertise-url', advertise, '--port', String(store.port),
+    '--data-dir', join(benchDir, `node-${store.nodeId}-${store.port}`)];
 }
 
 async function measure(nodes: Proc[], spec: ClusterBenchSpec, label: ThroughputPoint['store']): Promise<ThroughputPoint> {
@@ -100,18 +106,99 @@ async function measure(nodes: Proc[], spec: ClusterBenchSpec, label: ThroughputP
   }
 }
 
+
+async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms: number): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn().catch(() => null);
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function postJson(url: string, body: unknown): Promise<any> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`POST ${url}: HTTP ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+export interface FailoverKill { node: string; runningAtKill: number; declaredDeadMs: number; rerunMs: number }
+
+/**
+ * Kills (SIGKILL) a node that is running samples, then waits until every sample it was running has been claimed
+ * again by another node (a later attempt, running or done). Three nodes stay up: each kill is followed by a fresh node.
+ */
+async function measureFailover(server: PostgresServer, topology: string, spec: ClusterBenchSpec, procs: Proc[], log: (s: string) => void): Promise<FailoverKill[]> {
+  const url = await server.createDatabase('bench_failover');
+  const db = new pg.Pool({ connectionString: url, max: 2 });
+  const ready = { ready: /Rollgate listening on (http:\/\/\S+)/ };
+  const start = async (id: string) => {
+    const p = await startNode(`rollgate-${id}`, 'src-main/cli.ts', [...serveArgs(topology, { url, nodeId: id, port: await freePort() }), '--concurrency', '4'], ready);
+    procs.push(p);
+    return { id, proc: p };
+  };
+  const nodes = [await start('f1'), await start('f2'), await start('f3')];
+  const kills: FailoverKill[] = [];
+  try {
+    const tasks = Array.from({ length: Math.ceil(spec.samples / 2) }, (_, i) => ({ id: `t${i}`, prompt: `What is ${i} + ${i + 1}?`, expected: String(2 * i + 1) }));
+    const { id: batchId } = await postJson(`${nodes[0]!.proc.url}/api/batches`, { tasks, n: 2, harness: 'builtin', engine: 'slow', maxTurns: 4, timeoutMs: 120_000 });
+    for (let k = 0; k < spec.kills; k++) {
+      // A node running at least two samples; killed at once.
+      const victim = await until('a node running samples', async () => {
+        const r = await db.query(`SELECT node_id, count(*)::int AS n FROM rollgate_batch_samples WHERE batch_id = $1 AND status = 'running' GROUP BY node_id ORDER BY n DESC`, [batchId]);
+        const row = r.rows.find((x: { node_id: string; n: number }) => x.n >= 2 && nodes.some((n) => n.id === x.node_id));
+        return row ? nodes.find((n) => n.id === row.node_id)! : null;
+      }, 120_000);
+      const running = (await db.query(`SELECT task_id, sample_index, attempt FROM rollgate_batch_samples WHERE batch_id = $1 AND node_id = $2 AND status = 'running'`, [batchId, victim.id])).rows as Array<{ task_id: string; sample_index: number; attempt: number }>;
+      const killedAt = Date.now();
+      await victim.proc.stop('SIGKILL');
+      procs.splice(procs.indexOf(victim.proc), 1);
+      nodes.splice(nodes.indexOf(victim), 1);
+      const declared = await until('the victim declared dead', async () => {
+        const r = await db.query(`SELECT status FROM rollgate_nodes WHERE id = $1`, [victim.id]);
+        return r.rows[0]?.status === 'dead' ? Date.now() : null;
+      }, 60_000);
+      const rerun = await until('its samples claimed elsewhere', async () => {
+        const r = await db.query(`SELECT task_id, sample_index, attempt, node_id, status FROM rollgate_batch_samples WHERE batch_id = $1`, [batchId]);
+        const now = new Map(r.rows.map((x: { task_id: string; sample_index: number; attempt: number; node_id: string | null; status: string }) => [`${x.task_id}/${x.sample_index}`, x]));
+        return running.every((s) => {
+          const cur = now.get(`${s.task_id}/${s.sample_index}`);
+          return cur && cur.attempt > s.attempt && cur.node_id !== victim.id && (cur.status === 'running' || cur.status === 'done');
+        }) ? Date.now() : null;
+      }, 120_000);
+      kills.push({ node: victim.id, runningAtKill: running.length, declaredDeadMs: declared - killedAt, rerunMs: rerun - killedAt });
+      log(`cluster: kill ${k + 1}/${spec.kills} of ${victim.id} (${running.length} running): dead after ${declared - killedAt} ms, samples running again after ${rerun - killedAt} ms`);
+      nodes.push(await start(`f${4 + k}`));
+    }
+    await postJson(`${nodes[0]!.proc.url}/api/batches/${batchId}/cancel`, {}).catch(() => undefined);
+  } finally {
+    await db.end();
+  }
+  return kills;
+}
+
 export async function runClusterBench(spec: ClusterBenchSpec, log: (s: string) => void): Promise<Record<string, unknown>> {
   const tmp = mkdtempSync(join(tmpdir(), 'rollgate-cluster-bench-'));
+  benchDir = tmp;
   const procs: Proc[] = [];
   let server: PostgresServer | null = null;
   const stop = async (p: Proc) => { await p.stop('SIGTERM').catch(() => undefined); procs.splice(procs.indexOf(p), 1); };
   try {
     const listening = /listening on (http:\/\/\S+)/;
-    const enginePort = await freePort();
+    const [enginePort, slowPort] = [await freePort(), await freePort()];
     const engine = await startNode('canned', 'bench/canned-engine.ts', ['--port', String(enginePort)], { ready: listening });
     procs.push(engine);
+    // The failover batch's engine: slow enough that a node is always running samples when it is killed.
+    const slow = await startNode('slow-sim', 'src-main/cli.ts', ['sim', '--flavor', 'vllm', '--port', String(slowPort), '--ttft-ms', '100', '--per-token-ms', '10'], { ready: listening });
+    procs.push(slow);
     const topology = join(tmp, 'topology.yaml');
-    writeFileSync(topology, `engines:\n  - { id: canned, kind: vllm, replicas: ["${engine.url}"], model: "${MODEL}", mode: chat }\n`);
+    writeFileSync(topology, [
+      'engines:',
+      `  - { id: canned, kind: vllm, replicas: ["${engine.url}"], model: "${MODEL}", mode: chat }`,
+      `  - { id: slow, kind: vllm, replicas: ["${slow.url}"], model: "${MODEL}", mode: chat, tokenizer: "builtin:qwen3" }`,
+      '',
+    ].join('\n'));
     server = await startPostgres();
     const ready = { ready: /Rollgate listening on (http:\/\/\S+)/ };
 
@@ -143,7 +230,16 @@ export async function runClusterBench(spec: ClusterBenchSpec, log: (s: string) =
     for (const p of three) await stop(p);
     log(`cluster: postgres, 3 nodes ${threePoint.recordedPerSec.toFixed(0)} recorded/s`);
 
+    let failover: Record<string, unknown> | null = null;
+    if (spec.kills > 0) {
+      log(`cluster: failover, ${spec.kills} kills`);
+      const kills = await measureFailover(server, topology, spec, procs, log);
+      const rerun = kills.map((k) => k.rerunMs).sort((a, b) => a - b);
+      const dead = kills.map((k) => k.declaredDeadMs).sort((a, b) => a - b);
+      failover = { kills, rerunP50Ms: percentile(rerun, 50), rerunMaxMs: rerun.at(-1) ?? null, declaredDeadP50Ms: percentile(dead, 50) };
+    }
     return {
+      failover,
       throughput: [sqlitePoint, onePoint, threePoint],
       ratios: {
         postgresOverSqlite: onePoint.recordedPerSec / Math.max(1e-9, sqlitePoint.recordedPerSec),
@@ -158,3 +254,11 @@ export async function runClusterBench(spec: ClusterBenchSpec, log: (s: string) =
   }
 }
 
+
+// `node --import tsx bench/cluster-bench.ts '<spec json>'`: the result as JSON on stdout, progress on stderr.
+if (process.argv[1]?.endsWith('cluster-bench.ts')) {
+  const spec = JSON.parse(process.argv[2] ?? '{}') as Partial<ClusterBenchSpec>;
+  runClusterBench({ concurrency: 64, durationMs: 4000, sessions: 32, kills: 5, samples: 240, ...spec }, (s) => process.stderr.write(`${s}\n`))
+    .then((r) => process.stdout.write(`${JSON.stringify(r)}\n`))
+    .catch((err: Error) => { process.stderr.write(`${err.stack ?? err.message}\n`); process.exitCode = 1; });
+}

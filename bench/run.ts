@@ -313,6 +313,15 @@ async function main(): Promise<void> {
       log(`stores: ${stores.sqlite.completionsPerSec.toFixed(0)} vs ${stores.postgres.completionsPerSec.toFixed(0)} completions/s committed (Postgres ${stores.writeRatio.toFixed(2)}× SQLite)`);
     }
 
+    // ---- (5f) the whole gateway on each store, one vs three nodes, and failover after kill -9 (issue 15) ----
+    if (phase('cluster')) {
+      const spec = QUICK ? { concurrency: 32, durationMs: 1500, sessions: 16, kills: 2, samples: 80 } : { concurrency: 64, durationMs: 4000, sessions: 32, kills: 5, samples: 240 };
+      log(`cluster: recorded completions/s through the gateway (SQLite, Postgres 1 node, Postgres 3 nodes), then ${spec.kills} kill -9 failovers`);
+      const cluster = JSON.parse((await runNode('bench/cluster-bench.ts', [JSON.stringify(spec)], { timeoutMs: 900_000 })).stdout);
+      report.cluster = cluster;
+      log(`cluster: Postgres ${cluster.ratios.postgresOverSqlite.toFixed(2)}× SQLite, 3 nodes ${cluster.ratios.threeOverOneNode.toFixed(2)}× 1 node; failover p50 ${cluster.failover ? ms(cluster.failover.rerunP50Ms) : 'not measured'}`);
+    }
+
     // ---- (5d) sandbox start latency per runtime vs a bare spawn (issue 11) ----
     if (phase('sandbox')) {
       log('sandbox: 50 starts per runtime (bare spawn, bwrap, docker; with and without the forwarder)');
