@@ -1,134 +1,264 @@
-// Many nodes on one Postgres (issue 15), in one run, on loopback:
-// - throughput: recorded completions/s through 1 node and through 3 nodes (`rollgate serve --store postgres://…`),
-//   the same agent load (concurrent sessions, each one call after another, spread over the nodes) against one
-//   canned engine; the figure is the count committed in Postgres over the run.
-// - failover: `kill -9` of a node running batch samples, repeated; for each kill, how long until a survivor
-//   declared it dead (its samples queued again) and until the first of its samples runs again on another node.
-// Spec as JSON in argv[2], result as JSON on stdout (progress on stderr).
+// `npm run bench -- --only cluster` (issue 15): what the shared store costs and what more nodes buy, in one run.
+//   (1) recorded completions/s, one node on SQLite vs one node on Postgres, same canned engine and load;
+//   (2) recorded completions/s, one vs three nodes on one Postgres (the load split over the nodes' own sessions);
+//   (3) failover: kill -9 of a node in the middle of a batch, until each of its running samples has started
+//       again on another node (p50 over several kills).
+// Every process (Postgres, engine, nodes, load generators) is started here and stopped at the end. All of it
+// shares this machine's cores, so (2) shows the cost of coordination, not the capacity of more machines.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { startNode, stopAll, type Proc } from './proc.js';
-import { startPostgres, freePort, type PostgresServer } from '../test/helpers/postgres.js';
+import { startPostgres, type PostgresServer } from '../test/helpers/postgres.js';
+import type { LoadRequest, LoadResult } from './load.js';
+import { LoadClient, startNode, type Proc } from './proc.js';
+import { percentile } from './stats.js';
 
-interface Spec { sessions: number; runMs: number; kills: number }
-const spec: Spec = { sessions: 48, runMs: 8000, kills: 5, ...JSON.parse(process.argv[2] ?? '{}') };
 const MODEL = 'Qwen/Qwen3-8B';
-const log = (m: string) => process.stderr.write(`cluster: ${m}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function post(url: string, body: unknown): Promise<any> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
-  return res.json();
+export interface ClusterBenchSpec {
+  /** Closed-loop concurrency per node. */
+  concurrency: number;
+  durationMs: number;
+  /** Sessions per node (requests go round robin over them). */
+  sessions: number;
+  /** Kills measured for failover (0 skips it). */
+  kills: number;
+  /** Samples of the failover batch. */
+  samples: number;
 }
 
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms: number, everyMs = 25): Promise<T> {
+export interface ThroughputPoint { store: 'sqlite' | 'postgres'; nodes: number; okPerSec: number; recordedPerSec: number; errors: number; latencyP50Ms: number | null }
+
+const freePort = (): Promise<number> => new Promise((res, rej) => {
+  const srv = createServer();
+  srv.once('error', rej);
+  srv.listen(0, '127.0.0.1', () => { const { port } = srv.address() as AddressInfo; srv.close(() => res(port)); });
+});
+
+function requests(keys: string[]): LoadRequest[] {
+  return keys.map((key) => ({
+    path: `/s/${key}/v1/chat/completions`, headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Say hi.' }], max_tokens: 32, stream: false }),
+  }));
+}
+
+async function createSessions(url: string, n: number): Promise<string[]> {
+  const keys: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const res = await fetch(`${url}/api/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ engine: 'canned' }) });
+    if (res.status !== 201) throw new Error(`POST ${url}/api/sessions: HTTP ${res.status} ${await res.text()}`);
+    keys.push(((await res.json()) as { key: string }).key);
+  }
+  return keys;
+}
+
+/** Completions committed since `since`, counted through the API of one node (the store is what is counted). */
+async function recordedSince(nodeUrl: string, sessionIds: string[]): Promise<number> {
+  let n = 0;
+  for (const id of sessionIds) {
+    const s = (await (await fetch(`${nodeUrl}/api/sessions/${id}`)).json()) as { completionCount: number };
+    n += s.completionCount;
+  }
+  return n;
+}
+
+async function sessionIdsOf(url: string, keys: string[]): Promise<string[]> {
+  // The session list is newest first; the bench's own sessions are the only ones on a fresh store.
+  const body = (await (await fetch(`${url}/api/sessions?limit=1000`)).json()) as { sessions: Array<{ id: string }> };
+  return body.sessions.slice(0, keys.length).map((s) => s.id);
+}
+
+/** A node's own folder (agents, run folders) under the bench's temp folder, whichever store it uses. */
+let benchDir = '';
+
+function serveArgs(topology: string, store: { dataDir: string } | { url: string; nodeId: string; port: number }): string[] {
+  const base = ['serve', '--no-sim', '--topology', topology];
+  if ('dataDir' in store) return [...base, '--data-dir', store.dataDir, '--port', '0'];
+  const advertise = `http://127.0.0.1:${store.port}`;
+  return [...base, '--store', store.url, '--node-id', store.nodeId, '--advertise-url', advertise, '--port', String(store.port),
+    '--data-dir', join(benchDir, `node-${store.nodeId}-${store.port}`)];
+}
+
+async function measure(nodes: Proc[], spec: ClusterBenchSpec, label: ThroughputPoint['store']): Promise<ThroughputPoint> {
+  const perNode = await Promise.all(nodes.map(async (n) => {
+    const keys = await createSessions(n.url, spec.sessions);
+    return { node: n, keys, ids: await sessionIdsOf(n.url, keys), client: new LoadClient() };
+  }));
+  try {
+    // Warm-up (JIT, keep-alive, store connections), not measured.
+    await Promise.all(perNode.map((p) => p.client.run<LoadResult>({ target: p.node.url, requests: requests(p.keys), stream: false, dialect: 'openai', mode: 'closed', concurrency: 8, durationMs: 600 })));
+    const before = (await Promise.all(perNode.map((p) => recordedSince(p.node.url, p.ids)))).reduce((a, b) => a + b, 0);
+    const t0 = Date.now();
+    const results = await Promise.all(perNode.map((p) => p.client.run<LoadResult>({
+      target: p.node.url, requests: requests(p.keys), stream: false, dialect: 'openai', mode: 'closed', concurrency: spec.concurrency, durationMs: spec.durationMs,
+    })));
+    const wall = (Date.now() - t0) / 1000;
+    const after = (await Promise.all(perNode.map((p) => recordedSince(p.node.url, p.ids)))).reduce((a, b) => a + b, 0);
+    const latencies = results.map((r) => r.latency.p50).filter((x): x is number => typeof x === 'number');
+    return {
+      store: label, nodes: nodes.length, okPerSec: results.reduce((a, r) => a + r.okPerSec, 0), recordedPerSec: (after - before) / wall,
+      errors: results.reduce((a, r) => a + r.errors, 0), latencyP50Ms: latencies.length ? latencies.reduce((a, b) => a + b, 0) / latencies.length : null,
+    };
+  } finally {
+    await Promise.all(perNode.map((p) => p.client.close()));
+  }
+}
+
+
+async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms: number): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn().catch(() => null);
     if (v) return v;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
-const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.floor((s.length - 1) / 2)]! : NaN; };
+async function postJson(url: string, body: unknown): Promise<any> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`POST ${url}: HTTP ${res.status} ${await res.text()}`);
+  return res.json();
+}
 
-async function main() {
-  const dir = mkdtempSync(join(tmpdir(), 'rollgate-cluster-bench-'));
-  let server: PostgresServer | null = null;
+export interface FailoverKill { node: string; runningAtKill: number; declaredDeadMs: number; rerunMs: number }
+
+/**
+ * Kills (SIGKILL) a node that is running samples, then waits until every sample it was running has been claimed
+ * again by another node (a later attempt, running or done). Three nodes stay up: each kill is followed by a fresh node.
+ */
+async function measureFailover(server: PostgresServer, topology: string, spec: ClusterBenchSpec, procs: Proc[], log: (s: string) => void): Promise<FailoverKill[]> {
+  const url = await server.createDatabase('bench_failover');
+  const db = new pg.Pool({ connectionString: url, max: 2 });
+  const ready = { ready: /Rollgate listening on (http:\/\/\S+)/ };
+  const start = async (id: string) => {
+    const p = await startNode(`rollgate-${id}`, 'src-main/cli.ts', [...serveArgs(topology, { url, nodeId: id, port: await freePort() }), '--concurrency', '4'], ready);
+    procs.push(p);
+    return { id, proc: p };
+  };
+  const nodes = [await start('f1'), await start('f2'), await start('f3')];
+  const kills: FailoverKill[] = [];
   try {
-    server = await startPostgres();
-    const engine = await startNode('canned', 'bench/canned-engine.ts', ['--port', '0'], { ready: /listening on (http:\/\/\S+)/ });
-    writeFileSync(join(dir, 'topology.yaml'), JSON.stringify({ engines: [{ id: 'bench', kind: 'vllm', replicas: [engine.url], model: MODEL, mode: 'chat', tokenizer: 'builtin:qwen3' }] }));
-
-    const startCluster = async (url: string, ids: string[], concurrency = 4): Promise<Proc[]> => {
-      const nodes: Proc[] = [];
-      for (const id of ids) nodes.push(await startServe(url, id, concurrency));
-      return nodes;
-    };
-    const startServe = async (url: string, id: string, concurrency: number): Promise<Proc> => {
-      const port = await freePort();
-      return startNode(id, 'src-main/cli.ts', ['serve', '--store', url, '--node-id', id, '--port', String(port), '--advertise-url', `http://127.0.0.1:${port}`,
-        '--data-dir', join(dir, id), '--no-sim', '--topology', join(dir, 'topology.yaml'), '--concurrency', String(concurrency)],
-      { ready: /Rollgate listening on (http:\/\/\S+)/, timeoutMs: 120_000, env: { ROLLGATE_AGENTS_DIR: join(dir, 'agents') } });
-    };
-
-    // ---- throughput: the same load through 1 node and through 3 ----
-    const throughput: Record<string, { nodes: number; completions: number; seconds: number; completionsPerSec: number }> = {};
-    for (const count of [1, 3]) {
-      const url = await server.createDatabase(`tp_${count}`);
-      const nodes = await startCluster(url, Array.from({ length: count }, (_, i) => `tp${count}-${i + 1}`));
-      const sessions = await Promise.all(Array.from({ length: spec.sessions }, (_, i) => post(`${nodes[i % count]!.url}/api/sessions`, { engine: 'bench' })));
-      const db = new pg.Pool({ connectionString: url, max: 2 });
-      const counted = async () => Number((await db.query(`SELECT count(*)::int AS n FROM completions WHERE status = 'ok'`)).rows[0].n);
-      const base = await counted();
-      const t0 = performance.now();
-      const end = Date.now() + spec.runMs;
-      await Promise.all(sessions.map(async (s) => {
-        while (Date.now() < end) {
-          const res = await fetch(`${s.urls.openai}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'What is the likely cause?' }], max_tokens: 32 }) });
-          await res.arrayBuffer();
-        }
-      }));
-      const seconds = (performance.now() - t0) / 1000;
-      const completions = (await counted()) - base;
-      throughput[`nodes${count}`] = { nodes: count, completions, seconds, completionsPerSec: completions / seconds };
-      log(`${count} node(s): ${completions} completions in ${seconds.toFixed(1)} s = ${(completions / seconds).toFixed(0)}/s`);
-      await db.end();
-      for (const n of nodes) await n.stop();
-    }
-
-    // ---- failover: kill -9 of a node with running samples, `kills` times ----
-    const url = await server.createDatabase('failover');
-    const [a, b] = await startCluster(url, ['f1', 'f2'], 2);
-    const db = new pg.Pool({ connectionString: url, max: 2 });
-    const kills: Array<{ deadAfterMs: number; rerunAfterMs: number }> = [];
+    const tasks = Array.from({ length: Math.ceil(spec.samples / 2) }, (_, i) => ({ id: `t${i}`, prompt: `What is ${i} + ${i + 1}?`, expected: String(2 * i + 1) }));
+    const { id: batchId } = await postJson(`${nodes[0]!.proc.url}/api/batches`, { tasks, n: 2, harness: 'builtin', engine: 'slow', maxTurns: 4, timeoutMs: 120_000 });
     for (let k = 0; k < spec.kills; k++) {
-      const victim = await startServe(url, 'f3', 2);
-      // Samples that take a while (6 s), so the victim is mid-sample when it dies.
-      const tasks = Array.from({ length: 6 }, (_, i) => ({ id: `k${k}-t${i}`, prompt: 'wait', expected: 'x' }));
-      const { id: batchId } = await post(`${a!.url}/api/batches`, { tasks, harness: 'command', command: 'sleep 6', engine: 'bench', timeoutMs: 60_000 });
-      const held = await until('the victim running a sample', async () => {
-        const r = await db.query(`SELECT task_id, sample_index FROM rollgate_batch_samples WHERE batch_id = $1 AND node_id = 'f3' AND status = 'running'`, [batchId]);
-        return r.rows.length > 0 && r.rows;
+      // A node running at least two samples; killed at once.
+      const victim = await until('a node running samples', async () => {
+        const r = await db.query(`SELECT node_id, count(*)::int AS n FROM rollgate_batch_samples WHERE batch_id = $1 AND status = 'running' GROUP BY node_id ORDER BY n DESC`, [batchId]);
+        const row = r.rows.find((x: { node_id: string; n: number }) => x.n >= 2 && nodes.some((n) => n.id === x.node_id));
+        return row ? nodes.find((n) => n.id === row.node_id)! : null;
+      }, 120_000);
+      const running = (await db.query(`SELECT task_id, sample_index, attempt FROM rollgate_batch_samples WHERE batch_id = $1 AND node_id = $2 AND status = 'running'`, [batchId, victim.id])).rows as Array<{ task_id: string; sample_index: number; attempt: number }>;
+      const killedAt = Date.now();
+      await victim.proc.stop('SIGKILL');
+      procs.splice(procs.indexOf(victim.proc), 1);
+      nodes.splice(nodes.indexOf(victim), 1);
+      const declared = await until('the victim declared dead', async () => {
+        const r = await db.query(`SELECT status FROM rollgate_nodes WHERE id = $1`, [victim.id]);
+        return r.rows[0]?.status === 'dead' ? Date.now() : null;
       }, 60_000);
-      const t0 = performance.now();
-      await victim.stop('SIGKILL');
-      const deadAt = await until('f3 declared dead', async () => {
-        const r = await db.query(`SELECT status FROM rollgate_nodes WHERE id = 'f3'`);
-        return r.rows[0]?.status === 'dead' && performance.now();
-      }, 60_000);
-      const rerunAt = await until('a sample of f3 running again', async () => {
-        const r = await db.query(`SELECT 1 FROM rollgate_batch_samples WHERE batch_id = $1 AND task_id = $2 AND sample_index = $3 AND attempt > 1 AND node_id <> 'f3'`,
-          [batchId, held[0].task_id, held[0].sample_index]);
-        return r.rows.length > 0 && performance.now();
-      }, 60_000);
-      kills.push({ deadAfterMs: deadAt - t0, rerunAfterMs: rerunAt - t0 });
-      log(`kill ${k + 1}: declared dead after ${(deadAt - t0).toFixed(0)} ms, its sample running again after ${(rerunAt - t0).toFixed(0)} ms`);
-      await until('the batch to end', async () => {
-        const r = await fetch(`${b!.url}/api/batches/${batchId}`).then((x) => x.json());
-        return r.status !== 'running' && r.status !== 'queued';
-      }, 120_000, 200);
+      const rerun = await until('its samples claimed elsewhere', async () => {
+        const r = await db.query(`SELECT task_id, sample_index, attempt, node_id, status FROM rollgate_batch_samples WHERE batch_id = $1`, [batchId]);
+        const now = new Map(r.rows.map((x: { task_id: string; sample_index: number; attempt: number; node_id: string | null; status: string }) => [`${x.task_id}/${x.sample_index}`, x]));
+        return running.every((s) => {
+          const cur = now.get(`${s.task_id}/${s.sample_index}`);
+          return cur && cur.attempt > s.attempt && cur.node_id !== victim.id && (cur.status === 'running' || cur.status === 'done');
+        }) ? Date.now() : null;
+      }, 120_000);
+      kills.push({ node: victim.id, runningAtKill: running.length, declaredDeadMs: declared - killedAt, rerunMs: rerun - killedAt });
+      log(`cluster: kill ${k + 1}/${spec.kills} of ${victim.id} (${running.length} running): dead after ${declared - killedAt} ms, samples running again after ${rerun - killedAt} ms`);
+      nodes.push(await start(`f${4 + k}`));
     }
-    await db.end();
-
-    const result = {
-      throughput: { ...throughput, ratio3to1: throughput.nodes3!.completionsPerSec / throughput.nodes1!.completionsPerSec },
-      failover: {
-        kills, deadAfterMsP50: median(kills.map((k) => k.deadAfterMs)), rerunAfterMsP50: median(kills.map((k) => k.rerunAfterMs)),
-        bound: 'heartbeat every 1 s; a node is dead after 5 s without one (database clock)',
-      },
-    };
-    process.stdout.write(JSON.stringify(result));
+    await postJson(`${nodes[0]!.proc.url}/api/batches/${batchId}/cancel`, {}).catch(() => undefined);
   } finally {
-    await stopAll();
+    await db.end();
+  }
+  return kills;
+}
+
+export async function runClusterBench(spec: ClusterBenchSpec, log: (s: string) => void): Promise<Record<string, unknown>> {
+  const tmp = mkdtempSync(join(tmpdir(), 'rollgate-cluster-bench-'));
+  benchDir = tmp;
+  const procs: Proc[] = [];
+  let server: PostgresServer | null = null;
+  const stop = async (p: Proc) => { await p.stop('SIGTERM').catch(() => undefined); procs.splice(procs.indexOf(p), 1); };
+  try {
+    const listening = /listening on (http:\/\/\S+)/;
+    const [enginePort, slowPort] = [await freePort(), await freePort()];
+    const engine = await startNode('canned', 'bench/canned-engine.ts', ['--port', String(enginePort)], { ready: listening });
+    procs.push(engine);
+    // The failover batch's engine: slow enough that a node is always running samples when it is killed.
+    const slow = await startNode('slow-sim', 'src-main/cli.ts', ['sim', '--flavor', 'vllm', '--port', String(slowPort), '--ttft-ms', '100', '--per-token-ms', '10'], { ready: listening });
+    procs.push(slow);
+    const topology = join(tmp, 'topology.yaml');
+    writeFileSync(topology, [
+      'engines:',
+      `  - { id: canned, kind: vllm, replicas: ["${engine.url}"], model: "${MODEL}", mode: chat }`,
+      `  - { id: slow, kind: vllm, replicas: ["${slow.url}"], model: "${MODEL}", mode: chat, tokenizer: "builtin:qwen3" }`,
+      '',
+    ].join('\n'));
+    server = await startPostgres();
+    const ready = { ready: /Rollgate listening on (http:\/\/\S+)/ };
+
+    log('cluster: one node on SQLite');
+    const sqlite = await startNode('rollgate-sqlite', 'src-main/cli.ts', serveArgs(topology, { dataDir: join(tmp, 'sqlite') }), ready);
+    procs.push(sqlite);
+    const sqlitePoint = await measure([sqlite], spec, 'sqlite');
+    await stop(sqlite);
+    log(`cluster: sqlite ${sqlitePoint.recordedPerSec.toFixed(0)} recorded/s`);
+
+    log('cluster: one node on Postgres');
+    const oneUrl = await server.createDatabase('bench_one');
+    const one = await startNode('rollgate-pg-1', 'src-main/cli.ts', serveArgs(topology, { url: oneUrl, nodeId: 'a', port: await freePort() }), ready);
+    procs.push(one);
+    const onePoint = await measure([one], spec, 'postgres');
+    await stop(one);
+    log(`cluster: postgres, 1 node ${onePoint.recordedPerSec.toFixed(0)} recorded/s`);
+
+    log('cluster: three nodes on one Postgres');
+    const threeUrl = await server.createDatabase('bench_three');
+    const three: Proc[] = [];
+    for (const id of ['a', 'b', 'c']) {
+      const p = await startNode(`rollgate-pg-${id}`, 'src-main/cli.ts', serveArgs(topology, { url: threeUrl, nodeId: id, port: await freePort() }), ready);
+      procs.push(p);
+      three.push(p);
+    }
+    // The same total offered concurrency as one node, split over three.
+    const threePoint = await measure(three, { ...spec, concurrency: Math.max(1, Math.round(spec.concurrency / 3)) }, 'postgres');
+    for (const p of three) await stop(p);
+    log(`cluster: postgres, 3 nodes ${threePoint.recordedPerSec.toFixed(0)} recorded/s`);
+
+    let failover: Record<string, unknown> | null = null;
+    if (spec.kills > 0) {
+      log(`cluster: failover, ${spec.kills} kills`);
+      const kills = await measureFailover(server, topology, spec, procs, log);
+      const rerun = kills.map((k) => k.rerunMs).sort((a, b) => a - b);
+      const dead = kills.map((k) => k.declaredDeadMs).sort((a, b) => a - b);
+      failover = { kills, rerunP50Ms: percentile(rerun, 50), rerunMaxMs: rerun.at(-1) ?? null, declaredDeadP50Ms: percentile(dead, 50) };
+    }
+    return {
+      failover,
+      throughput: [sqlitePoint, onePoint, threePoint],
+      ratios: {
+        postgresOverSqlite: onePoint.recordedPerSec / Math.max(1e-9, sqlitePoint.recordedPerSec),
+        threeOverOneNode: threePoint.recordedPerSec / Math.max(1e-9, onePoint.recordedPerSec),
+      },
+      note: 'all processes share this machine; three nodes measure coordination cost, not added machines',
+    };
+  } finally {
+    for (const p of [...procs].reverse()) await p.stop('SIGKILL').catch(() => undefined);
     await server?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(tmp, { recursive: true, force: true });
   }
 }
 
-await main();
+
+// `node --import tsx bench/cluster-bench.ts '<spec json>'`: the result as JSON on stdout, progress on stderr.
+if (process.argv[1]?.endsWith('cluster-bench.ts')) {
+  const spec = JSON.parse(process.argv[2] ?? '{}') as Partial<ClusterBenchSpec>;
+  runClusterBench({ concurrency: 64, durationMs: 4000, sessions: 32, kills: 5, samples: 240, ...spec }, (s) => process.stderr.write(`${s}\n`))
+    .then((r) => process.stdout.write(`${JSON.stringify(r)}\n`))
+    .catch((err: Error) => { process.stderr.write(`${err.stack ?? err.message}\n`); process.exitCode = 1; });
+}

@@ -14,7 +14,6 @@ interface Report {
   prompt?: Record<string, any>;
   sandbox?: Record<string, any>;
   stores?: Record<string, any>;
-  cluster?: Record<string, any>;
   export?: Record<string, any>;
 }
 
@@ -179,16 +178,6 @@ export function printReport(r: Report): void {
       k, f(st[k].completionsPerSec, 0), f(st[k].tokensPerSec / 1e6, 1), String(st[k].transactions), f(st[k].exportCompletionsPerSec, 0),
     ])));
     p(`Postgres / SQLite: writes ${f(st.writeRatio, 2)}×, export ${f(st.exportRatio, 2)}× (test server: loopback, fsync off)`);
-  }
-
-  if (r.cluster) {
-    const c = r.cluster;
-    p('\n== Cluster: nodes on one Postgres (same agent load through 1 and 3 nodes; kill -9 of a node running samples) ==');
-    p(table(['nodes', 'completions', 'seconds', 'completions/s'], [c.throughput.nodes1, c.throughput.nodes3].map((x: any) => [
-      String(x.nodes), String(x.completions), f(x.seconds, 1), f(x.completionsPerSec, 0),
-    ])));
-    p(`3 nodes / 1 node: ${f(c.throughput.ratio3to1, 2)}× (all nodes share this machine's cores)`);
-    p(`failover over ${c.failover.kills.length} kills: declared dead p50 ${f(c.failover.deadAfterMsP50, 0)} ms, its sample running again elsewhere p50 ${f(c.failover.rerunAfterMsP50, 0)} ms (${c.failover.bound})`);
   }
 
   if (r.sandbox) {

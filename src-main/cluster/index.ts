@@ -46,6 +46,10 @@ export interface ClusterNode {
   close(opts?: { markStopped?: boolean }): Promise<void>;
 }
 
+/** Sessions whose owner is remembered (a few MB at most; forgetting only costs a query). */
+const MAX_REMEMBERED_OWNERS = 100_000;
+const NODE_VIEW_MS = 1000;
+
 export async function startClusterNode(opts: ClusterNodeOptions): Promise<ClusterNode> {
   const { store, pool, nodeId } = opts;
   const db = new pg.Pool({ connectionString: opts.url, max: 6, application_name: `rollgate-cluster-${nodeId}` });
@@ -60,6 +64,8 @@ export async function startClusterNode(opts: ClusterNodeOptions): Promise<Cluste
     const queue = await SampleQueue.open(opts.url, db, nodeId);
     closers.push(() => queue.close());
 
+    const owners = new Map<string, string | null>();
+    const nodeViews = new Map<string, { info: NodeInfo; at: number }>();
     let activeSessions = 0;
     const load = async (): Promise<NodeLoad> => {
       activeSessions = Number((await db.query(`SELECT count(*)::int AS n FROM sessions WHERE node_id = $1 AND status = 'active'`, [nodeId]).catch(() => null))?.rows[0]?.n ?? activeSessions);
@@ -89,9 +95,23 @@ export async function startClusterNode(opts: ClusterNodeOptions): Promise<Cluste
     return {
       nodeId, advertiseUrl: opts.advertiseUrl, registry, control, queue, bus,
       async ownerOf(sessionId) {
-        const r = await db.query<{ node_id: string | null }>('SELECT node_id FROM sessions WHERE id = $1', [sessionId]);
-        const owner = r.rows[0]?.node_id;
-        return owner ? registry.get(owner) : null;
+        // A session's owner never changes: remembered after the first look, and the common case — a call
+        // reaching the node that owns it — costs no query at all.
+        let owner = owners.get(sessionId);
+        if (owner === undefined) {
+          const r = await db.query<{ node_id: string | null }>('SELECT node_id FROM sessions WHERE id = $1', [sessionId]);
+          owner = r.rows[0]?.node_id ?? null;
+          if (!r.rows.length) return null;
+          if (owners.size >= MAX_REMEMBERED_OWNERS) owners.clear();
+          owners.set(sessionId, owner);
+        }
+        if (!owner) return null;
+        // Node rows change once a heartbeat (1 s): a second-old view answers as well as a fresh query.
+        const seen = nodeViews.get(owner);
+        if (seen && Date.now() - seen.at < NODE_VIEW_MS) return seen.info;
+        const info = await registry.get(owner);
+        if (info) nodeViews.set(owner, { info, at: Date.now() });
+        return info;
       },
       nodes: () => registry.list(),
       async close(closeOpts = {}) {
