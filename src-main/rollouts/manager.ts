@@ -564,8 +564,25 @@ export class RolloutManager {
    * another node; otherwise the sample ends here and counts once (the last one to count completes the batch).
    */
   private async runQueued(job: SampleJob, claim: SampleClaim): Promise<void> {
-    const { samples } = this.opts.queue!;
     if (this.closed) throw new Error('this node is stopping');
+    // Counted from the start, so a stop waits for samples still being prepared, not only those already running.
+    this.queuedRunning++;
+    const track: SampleTrack = {
+      sessionId: null, ended: false,
+      onSession: async (id) => { this.queuedSessions.add(id); await this.opts.queue!.samples.setSession(claim, id); },
+    };
+    try {
+      await this.runQueuedSample(job, claim, track);
+    } finally {
+      this.queuedRunning--;
+      // A stopping node marks what it still holds `interrupted` (closeQueued); anything else has ended.
+      if (track.sessionId && !this.closed) this.queuedSessions.delete(track.sessionId);
+    }
+  }
+
+  /** The body of runQueued. */
+  private async runQueuedSample(job: SampleJob, claim: SampleClaim, track: SampleTrack): Promise<void> {
+    const { samples } = this.opts.queue!;
     const q = await this.queuedBatch(job.batchId, job.run as unknown as QueuedRunOptions);
     if (!q) return; // the batch ended (cancelled, failed): its remaining samples are dropped
     if ('error' in q) {
@@ -573,21 +590,12 @@ export class RolloutManager {
       await samples.dropBatch(job.batchId);
       return;
     }
-    if (q.b.abort.signal.aborted) return;
+    if (q.b.abort.signal.aborted && !this.closed) return;
     // Cancelled or failed on another node since this node prepared the batch: the sample is dropped.
     const status = (await this.opts.store.batches.get(job.batchId))?.status;
     if (status !== 'queued' && status !== 'running') { q.b.abort.abort(); this.queuedBatches.delete(job.batchId); return; }
-    const track: SampleTrack = {
-      sessionId: null, ended: false,
-      onSession: async (id) => { this.queuedSessions.add(id); await samples.setSession(claim, id); },
-    };
-    this.queuedRunning++;
-    try {
-      await this.runSampleSafely(q.b, { task: job.task as Task, sampleIndex: job.sampleIndex }, q.bin, track);
-    } finally {
-      this.queuedRunning--;
-      if (track.sessionId && !this.closed) this.queuedSessions.delete(track.sessionId);
-    }
+    if (this.closed) throw new Error('this node is stopping');
+    await this.runSampleSafely(q.b, { task: job.task as Task, sampleIndex: job.sampleIndex }, q.bin, track);
     if (this.closed) throw new Error(`this node stopped during sample ${job.taskId}/${job.sampleIndex}; it runs again elsewhere`);
     const { counted, remaining } = await samples.finish(claim);
     if (counted && remaining === 0) {
