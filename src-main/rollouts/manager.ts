@@ -178,6 +178,8 @@ export class RolloutManager {
   /** Cluster mode: sessions of samples running on this node now. */
   private readonly queuedSessions = new Set<string>();
   private queuedRunning = 0;
+  /** Cluster mode: the subscription that stops this node's samples of a batch ended on another node. */
+  private unsubscribeEnded: (() => void) | null = null;
 
   constructor(private readonly opts: RolloutManagerOptions) {
     this.agentsDir = opts.agentsDir ?? process.env.ROLLGATE_AGENTS_DIR ?? join(opts.dataDir, 'agents');
@@ -188,7 +190,18 @@ export class RolloutManager {
     if (opts.queue) {
       opts.queue.samples.work(opts.queue.concurrency, (job, claim) => this.runQueued(job, claim))
         .catch((err: Error) => console.error(`rollgate: cannot work the batch queue: ${err.message}`));
+      // A batch cancelled or failed on any node (its event reaches every node) stops its samples here too.
+      this.unsubscribeEnded = opts.events.subscribe((ev) => {
+        if (ev.type === 'batch' && (ev.status === 'cancelled' || ev.status === 'failed') && !ev.phase) this.stopQueuedHere(ev.id);
+      });
     }
+  }
+
+  /** Stops this node's running samples of a queued batch (their sessions end `interrupted`). */
+  private stopQueuedHere(batchId: string): void {
+    const p = this.queuedBatches.get(batchId);
+    this.queuedBatches.delete(batchId);
+    void p?.then((q) => { if (q && 'b' in q) q.b.abort.abort(); });
   }
 
   /** Batch samples running in this process now (a node's load). */
@@ -486,6 +499,7 @@ export class RolloutManager {
    * fail (runQueued throws) so pg-boss runs them again on another node. The batches go on.
    */
   private async closeQueued(): Promise<void> {
+    this.unsubscribeEnded?.();
     for (const p of this.queuedBatches.values()) void p.then((q) => { if (q && 'b' in q) q.b.abort.abort(); });
     const deadline = Date.now() + 5000;
     while (this.queuedRunning > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -606,13 +620,11 @@ export class RolloutManager {
     }
   }
 
-  /** Cluster mode cancel: the batch ends now, its unstarted samples are dropped, this node's running ones are stopped. */
+  /** Cluster mode cancel: the batch ends now, its unstarted samples are dropped, running ones stop on every node (the event reaches them). */
   private async cancelQueued(id: string): Promise<void> {
     await this.finishBatch(id, 'cancelled', null);
     await this.opts.queue!.samples.dropBatch(id);
-    const q = await this.queuedBatches.get(id);
-    if (q && 'b' in q) q.b.abort.abort();
-    this.queuedBatches.delete(id);
+    this.stopQueuedHere(id);
   }
 
   /** Runs one sample; an unexpected error fails that sample alone (its session marked `failed`), never the batch. */

@@ -247,6 +247,26 @@ describe('three nodes on one Postgres', () => {
     expect(exports[0]!.equals(exports[1]!)).toBe(true);
   }, 420_000);
 
+  it('a batch cancelled on one node stops its samples on every node', async () => {
+    const [a, b] = nodes;
+    const tasks = Array.from({ length: 6 }, (_, i) => ({ id: `c${i}`, prompt: 'wait', expected: 'x' }));
+    const { id: batchId } = await api(a!.url, '/api/batches', { tasks, harness: 'command', command: 'sleep 60', engine: 'shared', timeoutMs: 120_000 });
+    await until('samples running on n1 and n2', async () => {
+      const r = await db.query(`SELECT count(DISTINCT node_id)::int AS n FROM rollgate_batch_samples WHERE batch_id = $1 AND status = 'running'`, [batchId]);
+      const s = await db.query(`SELECT count(*)::int AS n FROM sessions WHERE node_id = 'n2' AND batch_id = $1 AND status = 'active'`, [batchId]);
+      return r.rows[0].n === 2 && s.rows[0].n >= 1;
+    }, 60_000);
+    const view = await api(a!.url, `/api/batches/${batchId}/cancel`, {});
+    expect(view.status).toBe('cancelled');
+    // n2's agents are stopped too (long before their 60 s sleep ends): its sessions end interrupted.
+    await until('n2\'s samples stopped', async () => {
+      const s = await db.query(`SELECT count(*)::int AS n FROM sessions WHERE node_id = 'n2' AND batch_id = $1 AND status = 'active'`, [batchId]);
+      return s.rows[0].n === 0;
+    }, 20_000);
+    const after = await db.query(`SELECT status FROM sessions WHERE batch_id = $1`, [batchId]);
+    expect(after.rows.every((r: any) => r.status === 'interrupted')).toBe(true);
+  }, 120_000);
+
   it('a node stopped cleanly mid-batch hands its samples back: they finish on the others and the node reads as stopped, not dead', async () => {
     const [a, b] = nodes;
     // Samples long enough to be mid-run on both survivors when one of them stops.
