@@ -197,6 +197,14 @@ export class RolloutManager {
     }
   }
 
+  /**
+   * Cluster mode: this node was declared dead while alive, so every sample it runs was queued again
+   * elsewhere; stop them here (their sessions end `interrupted`, they do not count) and go on with new work.
+   */
+  abandonQueuedSamples(): void {
+    for (const id of [...this.queuedBatches.keys()]) this.stopQueuedHere(id);
+  }
+
   /** Stops this node's running samples of a queued batch (their sessions end `interrupted`). */
   private stopQueuedHere(batchId: string): void {
     const p = this.queuedBatches.get(batchId);
