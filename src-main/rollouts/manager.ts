@@ -342,6 +342,8 @@ export class RolloutManager {
       finishedAt: null,
     };
     if (this.opts.queue) {
+      // The masked-share gate tallies in one process; across nodes it would see only its own samples.
+      if (spec.maxMaskedFraction !== undefined) throw new BatchSpecError('maxMaskedFraction is not available when batches run on the cluster queue (--store postgres://…): each node would see only its own samples');
       const run: QueuedRunOptions = { timeoutExplicit: spec.timeoutMs !== undefined, keepWorkDirs: spec.keepWorkDirs ?? false };
       await this.enqueueBatch({ ...record, status: 'running', startedAt: record.createdAt }, tasks, spec.n, run);
       if (warning) console.warn(`rollgate: batch ${id}: ${warning}`);

@@ -106,6 +106,11 @@ describe('three nodes on one Postgres', () => {
       expect(n.load).toEqual(expect.objectContaining({ inFlightCalls: 0 }));
     }
     expect((await api(nodes[2]!.url, '/api/nodes')).self).toBe('n3');
+    // What cannot work across nodes is refused up front, not ignored.
+    const masked = await fetch(`${a!.url}/api/batches`, { method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ tasks: [{ id: 'x', prompt: 'p' }], harness: 'builtin', engine: 'shared', maxMaskedFraction: 0.1 }) });
+    expect(masked.status).toBe(400);
+    expect((await masked.json()).error.message).toMatch(/maxMaskedFraction is not available/);
   });
 
   it('a pause issued on node A holds calls on nodes B and C until A resumes; a session\'s calls reach its owner from any node; the policy version reaches every node', async () => {
