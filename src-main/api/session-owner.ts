@@ -3,7 +3,7 @@
 // or says clearly that the owner is gone. Single-process Rollgate has no owner routing (null).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ClusterNode } from '../cluster/index.js';
-import { FORWARDED_HEADER, forwardToOwner, OwnerUnavailableError } from '../cluster/forward.js';
+import { forwardToOwner, OwnerUnavailableError } from '../cluster/forward.js';
 
 /** Names the node that answered a forwarded call (the session's owner). */
 export const SERVED_BY_HEADER = 'x-rollgate-served-by';
@@ -13,7 +13,8 @@ export type OwnerRouting = (req: FastifyRequest, reply: FastifyReply, sessionId:
 
 export function ownerRouting(cluster: ClusterNode): OwnerRouting {
   return async (req, reply, sessionId) => {
-    if (req.headers[FORWARDED_HEADER]) return false; // forwarded to us: we are the owner by the sender's lights
+    // No "already forwarded" shortcut: that header would be the caller's to set, and a session served by two
+    // nodes at once could race on its seqs. The owner is stored, so every node agrees and a call cannot loop.
     const owner = await cluster.ownerOf(sessionId);
     if (!owner || owner.id === cluster.nodeId) return false;
     if (!owner.alive) throw new OwnerUnavailableError(sessionId, owner.id, owner.status === 'stopped' ? 'was stopped' : 'is not answering (no heartbeat)');

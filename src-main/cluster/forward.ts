@@ -6,7 +6,7 @@ import type { NodeInfo } from './nodes.js';
 
 /** Headers worth carrying to the owner; hop-by-hop and host headers are not. */
 const PASSED = ['content-type', 'accept', 'authorization', 'x-api-key', 'x-goog-api-key', 'anthropic-version', 'anthropic-beta', 'x-stainless-retry-count', 'cookie', 'user-agent'];
-/** Marks a forwarded call, so a node never forwards it again (two nodes disagreeing cannot loop). */
+/** Names the node a forwarded call came through (for the owner's logs; never trusted for routing). */
 export const FORWARDED_HEADER = 'x-rollgate-forwarded-by';
 
 export interface ForwardedResponse {

@@ -139,10 +139,17 @@ describe('three nodes on one Postgres', () => {
     });
     expect(viaA.status).toBe(200);
     expect(viaA.headers.get('x-rollgate-served-by')).toBe('n2');
+    // A caller cannot talk a node into serving a session it does not own by claiming the call was forwarded.
+    const spoofed = await fetch(`${a!.url}/s/${sessions[0].key}/v1/chat/completions`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-rollgate-forwarded-by': 'n1' },
+      body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'What is 2 + 2?' }], max_tokens: 16 }),
+    });
+    expect(spoofed.status).toBe(200);
+    expect(spoofed.headers.get('x-rollgate-served-by')).toBe('n2');
     const finish = await fetch(`${a!.url}/api/sessions/${sessions[0].id}/finish`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reward: 1 }) });
     expect(finish.status).toBe(200);
     expect(finish.headers.get('x-rollgate-served-by')).toBe('n2');
-    expect((await api(c!.url, `/api/sessions/${sessions[0].id}`))).toEqual(expect.objectContaining({ status: 'finished', reward: 1, completionCount: 2 }));
+    expect((await api(c!.url, `/api/sessions/${sessions[0].id}`))).toEqual(expect.objectContaining({ status: 'finished', reward: 1, completionCount: 3 }));
     // A policy version set on one node stamps the completions of the others.
     await api(a!.url, '/api/policy-version', { version: 7 });
     await until('the version on n3', async () => (await api(c!.url, '/api/engines')).policyVersion === 7);
