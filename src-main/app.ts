@@ -191,6 +191,7 @@ export async function createApp(config: AppConfig): Promise<App> {
       serveRunSocket: (key, path) => serveRunSocket((req, res) => server.routing(req, res), key, path),
     });
     closers.push(() => rollouts.close());
+    cluster?.onDeclaredDead(() => rollouts.abandonQueuedSamples());
     let baseUrl = '';
     installErrorHandler(server);
     limitJsonDepth(server);

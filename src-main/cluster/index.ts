@@ -43,6 +43,8 @@ export interface ClusterNode {
   /** The node that owns a session (null: no such session, or a session from before the cluster). */
   ownerOf(sessionId: string): Promise<NodeInfo | null>;
   nodes(): Promise<NodeInfo[]>;
+  /** Called when this node finds it was declared dead while alive (its samples were re-queued elsewhere). */
+  onDeclaredDead(fn: () => void): void;
   close(opts?: { markStopped?: boolean }): Promise<void>;
 }
 
@@ -64,6 +66,7 @@ export async function startClusterNode(opts: ClusterNodeOptions): Promise<Cluste
     const queue = await SampleQueue.open(opts.url, db, nodeId);
     closers.push(() => queue.close());
 
+    const declaredDead = new Set<() => void>();
     const owners = new Map<string, string | null>();
     const nodeViews = new Map<string, { info: NodeInfo; at: number }>();
     let activeSessions = 0;
@@ -73,6 +76,7 @@ export async function startClusterNode(opts: ClusterNodeOptions): Promise<Cluste
     };
     const registry = new NodeRegistry(db, {
       nodeId, advertiseUrl: opts.advertiseUrl, heartbeatMs: opts.heartbeatMs, deadAfterMs: opts.deadAfterMs,
+      onDeclaredDead: () => { for (const fn of declaredDead) fn(); },
       snapshot: async () => ({ ...poolSnapshot(pool), load: await load() }),
       onDead: async (dead) => {
         // The queue first, so the dead node's samples start again elsewhere while the rest is swept.
@@ -114,6 +118,7 @@ export async function startClusterNode(opts: ClusterNodeOptions): Promise<Cluste
         return info;
       },
       nodes: () => registry.list(),
+      onDeclaredDead(fn) { declaredDead.add(fn); },
       async close(closeOpts = {}) {
         // A clean stop leaves the row `stopped` (not dead); `markStopped: false` leaves it for a survivor to recover.
         if (closeOpts.markStopped === false) await registry.close({ markStopped: false });

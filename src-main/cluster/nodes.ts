@@ -55,6 +55,12 @@ export interface NodeRegistryOptions {
   snapshot: () => NodeSnapshot | Promise<NodeSnapshot>;
   /** Recovery for a dead node (idempotent: it may run again for the same node after a crash mid-way). */
   onDead: (nodeId: string) => Promise<void>;
+  /**
+   * This node was declared dead while it was in fact alive (stalled past the bound, or cut off from the
+   * database): a survivor has already re-queued its samples and interrupted its sessions. Called once per
+   * such finding, before this node's heartbeat marks it live again, so it can let go of that work.
+   */
+  onDeclaredDead?: () => void | Promise<void>;
 }
 
 export class NodeIdInUseError extends Error {
@@ -128,10 +134,16 @@ export class NodeRegistry {
   /** Writes this node's heartbeat and snapshot now (also when `drained` changes, so pause waiters see it). */
   async beat(): Promise<void> {
     const snap = await this.opts.snapshot();
-    await this.db.query(
-      `UPDATE rollgate_nodes SET heartbeat_at = ${NOW_MS}, engines = $2, load = $3, drained = $4, status = 'live' WHERE id = $1`,
+    const r = await this.db.query<{ was: NodeStatus }>(
+      // The self-join reads the row as it was before this update: was this node declared dead meanwhile?
+      `UPDATE rollgate_nodes n SET heartbeat_at = ${NOW_MS}, engines = $2, load = $3, drained = $4, status = 'live'
+       FROM rollgate_nodes old WHERE n.id = $1 AND old.id = n.id RETURNING old.status AS was`,
       [this.opts.nodeId, JSON.stringify(snap.engines), JSON.stringify(snap.load), snap.drained],
     );
+    if (r.rows[0]?.was === 'dead') {
+      console.warn(`rollgate: this node (${this.opts.nodeId}) had been declared dead by another node (no heartbeat for ${this.deadAfterMs / 1000} s); its samples run elsewhere now, it goes on with new work`);
+      await this.opts.onDeclaredDead?.();
+    }
   }
 
   /** Finds live nodes with a late heartbeat and recovers them, one survivor at a time. */

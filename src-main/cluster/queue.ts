@@ -90,7 +90,7 @@ export class SampleQueue {
   /** Works the queue with up to `concurrency` samples at once on this node. */
   async work(concurrency: number, handler: SampleHandler): Promise<void> {
     this.workerId = await this.boss.work<SampleJob>(SAMPLE_QUEUE, {
-      localConcurrency: Math.max(1, concurrency), batchSize: 1, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 5,
+      localConcurrency: Math.max(1, concurrency), batchSize: 1, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 5,
     }, async ([job]: Job<SampleJob>[]) => {
       const claim = await this.claim(job!);
       if (!claim) return; // counted already (a node died after finishing it, before its job completed)

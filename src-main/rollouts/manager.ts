@@ -178,6 +178,8 @@ export class RolloutManager {
   /** Cluster mode: sessions of samples running on this node now. */
   private readonly queuedSessions = new Set<string>();
   private queuedRunning = 0;
+  /** Cluster mode: the subscription that stops this node's samples of a batch ended on another node. */
+  private unsubscribeEnded: (() => void) | null = null;
 
   constructor(private readonly opts: RolloutManagerOptions) {
     this.agentsDir = opts.agentsDir ?? process.env.ROLLGATE_AGENTS_DIR ?? join(opts.dataDir, 'agents');
@@ -188,7 +190,26 @@ export class RolloutManager {
     if (opts.queue) {
       opts.queue.samples.work(opts.queue.concurrency, (job, claim) => this.runQueued(job, claim))
         .catch((err: Error) => console.error(`rollgate: cannot work the batch queue: ${err.message}`));
+      // A batch cancelled or failed on any node (its event reaches every node) stops its samples here too.
+      this.unsubscribeEnded = opts.events.subscribe((ev) => {
+        if (ev.type === 'batch' && (ev.status === 'cancelled' || ev.status === 'failed') && !ev.phase) this.stopQueuedHere(ev.id);
+      });
     }
+  }
+
+  /**
+   * Cluster mode: this node was declared dead while alive, so every sample it runs was queued again
+   * elsewhere; stop them here (their sessions end `interrupted`, they do not count) and go on with new work.
+   */
+  abandonQueuedSamples(): void {
+    for (const id of [...this.queuedBatches.keys()]) this.stopQueuedHere(id);
+  }
+
+  /** Stops this node's running samples of a queued batch (their sessions end `interrupted`). */
+  private stopQueuedHere(batchId: string): void {
+    const p = this.queuedBatches.get(batchId);
+    this.queuedBatches.delete(batchId);
+    void p?.then((q) => { if (q && 'b' in q) q.b.abort.abort(); });
   }
 
   /** Batch samples running in this process now (a node's load). */
@@ -321,6 +342,8 @@ export class RolloutManager {
       finishedAt: null,
     };
     if (this.opts.queue) {
+      // The masked-share gate tallies in one process; across nodes it would see only its own samples.
+      if (spec.maxMaskedFraction !== undefined) throw new BatchSpecError('maxMaskedFraction is not available when batches run on the cluster queue (--store postgres://…): each node would see only its own samples');
       const run: QueuedRunOptions = { timeoutExplicit: spec.timeoutMs !== undefined, keepWorkDirs: spec.keepWorkDirs ?? false };
       await this.enqueueBatch({ ...record, status: 'running', startedAt: record.createdAt }, tasks, spec.n, run);
       if (warning) console.warn(`rollgate: batch ${id}: ${warning}`);
@@ -486,6 +509,7 @@ export class RolloutManager {
    * fail (runQueued throws) so pg-boss runs them again on another node. The batches go on.
    */
   private async closeQueued(): Promise<void> {
+    this.unsubscribeEnded?.();
     for (const p of this.queuedBatches.values()) void p.then((q) => { if (q && 'b' in q) q.b.abort.abort(); });
     const deadline = Date.now() + 5000;
     while (this.queuedRunning > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -564,8 +588,25 @@ export class RolloutManager {
    * another node; otherwise the sample ends here and counts once (the last one to count completes the batch).
    */
   private async runQueued(job: SampleJob, claim: SampleClaim): Promise<void> {
-    const { samples } = this.opts.queue!;
     if (this.closed) throw new Error('this node is stopping');
+    // Counted from the start, so a stop waits for samples still being prepared, not only those already running.
+    this.queuedRunning++;
+    const track: SampleTrack = {
+      sessionId: null, ended: false,
+      onSession: async (id) => { this.queuedSessions.add(id); await this.opts.queue!.samples.setSession(claim, id); },
+    };
+    try {
+      await this.runQueuedSample(job, claim, track);
+    } finally {
+      this.queuedRunning--;
+      // A stopping node marks what it still holds `interrupted` (closeQueued); anything else has ended.
+      if (track.sessionId && !this.closed) this.queuedSessions.delete(track.sessionId);
+    }
+  }
+
+  /** The body of runQueued. */
+  private async runQueuedSample(job: SampleJob, claim: SampleClaim, track: SampleTrack): Promise<void> {
+    const { samples } = this.opts.queue!;
     const q = await this.queuedBatch(job.batchId, job.run as unknown as QueuedRunOptions);
     if (!q) return; // the batch ended (cancelled, failed): its remaining samples are dropped
     if ('error' in q) {
@@ -573,21 +614,12 @@ export class RolloutManager {
       await samples.dropBatch(job.batchId);
       return;
     }
-    if (q.b.abort.signal.aborted) return;
+    if (q.b.abort.signal.aborted && !this.closed) return;
     // Cancelled or failed on another node since this node prepared the batch: the sample is dropped.
     const status = (await this.opts.store.batches.get(job.batchId))?.status;
     if (status !== 'queued' && status !== 'running') { q.b.abort.abort(); this.queuedBatches.delete(job.batchId); return; }
-    const track: SampleTrack = {
-      sessionId: null, ended: false,
-      onSession: async (id) => { this.queuedSessions.add(id); await samples.setSession(claim, id); },
-    };
-    this.queuedRunning++;
-    try {
-      await this.runSampleSafely(q.b, { task: job.task as Task, sampleIndex: job.sampleIndex }, q.bin, track);
-    } finally {
-      this.queuedRunning--;
-      if (track.sessionId && !this.closed) this.queuedSessions.delete(track.sessionId);
-    }
+    if (this.closed) throw new Error('this node is stopping');
+    await this.runSampleSafely(q.b, { task: job.task as Task, sampleIndex: job.sampleIndex }, q.bin, track);
     if (this.closed) throw new Error(`this node stopped during sample ${job.taskId}/${job.sampleIndex}; it runs again elsewhere`);
     const { counted, remaining } = await samples.finish(claim);
     if (counted && remaining === 0) {
@@ -598,13 +630,11 @@ export class RolloutManager {
     }
   }
 
-  /** Cluster mode cancel: the batch ends now, its unstarted samples are dropped, this node's running ones are stopped. */
+  /** Cluster mode cancel: the batch ends now, its unstarted samples are dropped, running ones stop on every node (the event reaches them). */
   private async cancelQueued(id: string): Promise<void> {
     await this.finishBatch(id, 'cancelled', null);
     await this.opts.queue!.samples.dropBatch(id);
-    const q = await this.queuedBatches.get(id);
-    if (q && 'b' in q) q.b.abort.abort();
-    this.queuedBatches.delete(id);
+    this.stopQueuedHere(id);
   }
 
   /** Runs one sample; an unexpected error fails that sample alone (its session marked `failed`), never the batch. */

@@ -106,6 +106,11 @@ describe('three nodes on one Postgres', () => {
       expect(n.load).toEqual(expect.objectContaining({ inFlightCalls: 0 }));
     }
     expect((await api(nodes[2]!.url, '/api/nodes')).self).toBe('n3');
+    // What cannot work across nodes is refused up front, not ignored.
+    const masked = await fetch(`${a!.url}/api/batches`, { method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ tasks: [{ id: 'x', prompt: 'p' }], harness: 'builtin', engine: 'shared', maxMaskedFraction: 0.1 }) });
+    expect(masked.status).toBe(400);
+    expect((await masked.json()).error.message).toMatch(/maxMaskedFraction is not available/);
   });
 
   it('a pause issued on node A holds calls on nodes B and C until A resumes; a session\'s calls reach its owner from any node; the policy version reaches every node', async () => {
@@ -246,4 +251,50 @@ describe('three nodes on one Postgres', () => {
     expect(exports[0]!.length).toBeGreaterThan(1000);
     expect(exports[0]!.equals(exports[1]!)).toBe(true);
   }, 420_000);
+
+  it('a batch cancelled on one node stops its samples on every node', async () => {
+    const [a, b] = nodes;
+    const tasks = Array.from({ length: 6 }, (_, i) => ({ id: `c${i}`, prompt: 'wait', expected: 'x' }));
+    const { id: batchId } = await api(a!.url, '/api/batches', { tasks, harness: 'command', command: 'sleep 60', engine: 'shared', timeoutMs: 120_000 });
+    await until('samples running on n1 and n2', async () => {
+      const r = await db.query(`SELECT count(DISTINCT node_id)::int AS n FROM rollgate_batch_samples WHERE batch_id = $1 AND status = 'running'`, [batchId]);
+      const s = await db.query(`SELECT count(*)::int AS n FROM sessions WHERE node_id = 'n2' AND batch_id = $1 AND status = 'active'`, [batchId]);
+      return r.rows[0].n === 2 && s.rows[0].n >= 1;
+    }, 60_000);
+    const view = await api(a!.url, `/api/batches/${batchId}/cancel`, {});
+    expect(view.status).toBe('cancelled');
+    // n2's agents are stopped too (long before their 60 s sleep ends): its sessions end interrupted.
+    await until('n2\'s samples stopped', async () => {
+      const s = await db.query(`SELECT count(*)::int AS n FROM sessions WHERE node_id = 'n2' AND batch_id = $1 AND status = 'active'`, [batchId]);
+      return s.rows[0].n === 0;
+    }, 20_000);
+    const after = await db.query(`SELECT status FROM sessions WHERE batch_id = $1`, [batchId]);
+    expect(after.rows.every((r: any) => r.status === 'interrupted')).toBe(true);
+  }, 120_000);
+
+  it('a node stopped cleanly mid-batch hands its samples back: they finish on the others and the node reads as stopped, not dead', async () => {
+    const [a, b] = nodes;
+    // Samples long enough to be mid-run on both survivors when one of them stops.
+    const tasks = Array.from({ length: 8 }, (_, i) => ({ id: `g${i}`, prompt: 'wait', expected: 'x' }));
+    const { id: batchId } = await api(a!.url, '/api/batches', { tasks, harness: 'command', command: 'sleep 2', engine: 'shared', timeoutMs: 60_000 });
+    await until('n2 running samples', async () => {
+      const r = await db.query(`SELECT count(*)::int AS n FROM rollgate_batch_samples WHERE batch_id = $1 AND node_id = 'n2' AND status = 'running'`, [batchId]);
+      return r.rows[0].n >= 1;
+    }, 60_000);
+    b!.proc.kill('SIGTERM');
+    await b!.exited;
+    expect(b!.proc.exitCode).toBe(0);
+    const view = await until('the batch to complete on n1', async () => {
+      const v = await api(a!.url, `/api/batches/${batchId}`);
+      return v.status !== 'running' && v;
+    }, 120_000);
+    expect(view.status).toBe('completed');
+    expect(view.counts.finished + view.counts.failed).toBe(8);
+    const handedBack = await db.query(`SELECT count(*)::int AS n FROM rollgate_batch_samples WHERE batch_id = $1 AND attempt > 1`, [batchId]);
+    expect(handedBack.rows[0].n).toBeGreaterThanOrEqual(1);
+    const own = await db.query(`SELECT status FROM sessions WHERE node_id = 'n2' AND batch_id = $1`, [batchId]);
+    expect(own.rows.filter((r: any) => r.status === 'active')).toEqual([]);
+    const n2 = (await api(a!.url, '/api/nodes')).nodes.find((n: any) => n.id === 'n2');
+    expect(n2.status).toBe('stopped');
+  }, 180_000);
 });

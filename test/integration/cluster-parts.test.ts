@@ -60,6 +60,21 @@ describe('cluster parts on Postgres', () => {
     await a.close();
   });
 
+  it('a node declared dead while alive finds out at its next heartbeat, lets go of its work, and is live again', async () => {
+    let fenced = 0;
+    const n = new NodeRegistry(db, { nodeId: 'fenced', advertiseUrl: 'http://127.0.0.1/f', heartbeatMs: 60_000, snapshot: snap, onDead: async () => undefined, onDeclaredDead: () => { fenced++; } });
+    await n.start();
+    await n.beat();
+    expect(fenced).toBe(0);
+    await db.query(`UPDATE rollgate_nodes SET status = 'dead' WHERE id = 'fenced'`); // what a survivor does after recovering it
+    await n.beat();
+    expect(fenced).toBe(1);
+    expect((await n.get('fenced'))?.status).toBe('live');
+    await n.beat();
+    expect(fenced).toBe(1);
+    await n.close();
+  });
+
   it('the bus delivers to every node and survives a dropped connection', async () => {
     const b1 = new ControlBus(url, db, 'n1');
     const b2 = new ControlBus(url, db, 'n2');
@@ -92,8 +107,8 @@ describe('cluster parts on Postgres', () => {
       await q1.work(2, async (_job, claim) => { stuck.push(claim); await new Promise(() => undefined); });
       await until(() => stuck.length === 2);
       await q2.work(2, async (job, claim) => {
-        ran.push(`${job.taskId}/${job.sampleIndex}`);
         const r = await q2.finish(claim);
+        ran.push(`${job.taskId}/${job.sampleIndex}`);
         if (r.counted && r.remaining === 0) completedBy = 'w2';
       });
       await until(() => ran.length === 4);
