@@ -154,6 +154,8 @@ interface ActiveBatch {
 }
 
 const RUN_OUTPUT_BYTES = 64 * 1024;
+/** Cluster mode: how often a node reads a queued batch's progress for live events. */
+const PROGRESS_EVERY_MS = 1000;
 
 function zodMessage(err: z.ZodError): string {
   return err.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
@@ -178,6 +180,8 @@ export class RolloutManager {
   /** Cluster mode: sessions of samples running on this node now. */
   private readonly queuedSessions = new Set<string>();
   private queuedRunning = 0;
+  /** Cluster mode: batches whose progress event is scheduled (emitQueuedProgress). */
+  private readonly progressDue = new Map<string, NodeJS.Timeout>();
   /** Cluster mode: the subscription that stops this node's samples of a batch ended on another node. */
   private unsubscribeEnded: (() => void) | null = null;
 
@@ -510,6 +514,8 @@ export class RolloutManager {
    */
   private async closeQueued(): Promise<void> {
     this.unsubscribeEnded?.();
+    for (const t of this.progressDue.values()) clearTimeout(t);
+    this.progressDue.clear();
     for (const p of this.queuedBatches.values()) void p.then((q) => { if (q && 'b' in q) q.b.abort.abort(); });
     const deadline = Date.now() + 5000;
     while (this.queuedRunning > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -626,8 +632,20 @@ export class RolloutManager {
       await this.finishBatch(job.batchId, 'completed', null);
       this.queuedBatches.delete(job.batchId);
     } else {
-      this.emitBatch(job.batchId, 'running');
+      this.emitQueuedProgress(job.batchId);
     }
+  }
+
+  /**
+   * Progress of a queued batch comes from the store (samples end on every node), so it is read at most once
+   * a second per batch here, not once per sample: a 4,096-sample batch must not read itself 4,096 times.
+   */
+  private emitQueuedProgress(batchId: string): void {
+    if (this.progressDue.has(batchId)) return;
+    this.progressDue.set(batchId, setTimeout(() => {
+      this.progressDue.delete(batchId);
+      if (!this.closed) this.emitBatch(batchId, 'running');
+    }, PROGRESS_EVERY_MS));
   }
 
   /** Cluster mode cancel: the batch ends now, its unstarted samples are dropped, running ones stop on every node (the event reaches them). */
@@ -847,8 +865,9 @@ export class RolloutManager {
     void this.get(id).then((view) => {
       if (!view) return;
       const c = view.counts;
+      // Progress read from the store says what the batch is now (in a cluster it may have ended on another node).
       this.opts.events.emit({
-        type: 'batch', id, status, total: c.total, done: c.done, running: c.running, queued: c.queued,
+        type: 'batch', id, status: status === 'running' ? view.status : status, total: c.total, done: c.done, running: c.running, queued: c.queued,
         finished: c.finished, failed: c.failed, interrupted: c.interrupted, meanReward: view.meanReward,
       });
     }, () => undefined);

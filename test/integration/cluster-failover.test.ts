@@ -199,6 +199,9 @@ describe('three nodes on one Postgres', () => {
     const killedAt = Date.now();
     victim!.proc.kill('SIGKILL');
     await victim!.exited;
+    // What the victim held when it died (nobody recovers it for 5 s, so the ledger still says).
+    const held = (await db.query(`SELECT task_id, sample_index, session_id FROM rollgate_batch_samples WHERE batch_id = $1 AND node_id = 'n3' AND status = 'running'`, [batchId])).rows;
+    expect(held.length).toBeGreaterThanOrEqual(1);
     stopAgents = true;
     await Promise.all(agents);
 
@@ -219,19 +222,25 @@ describe('three nodes on one Postgres', () => {
     for (const t of view.tasks) {
       const current = t.samples.filter((s: any) => !s.superseded);
       expect(current.map((s: any) => s.sampleIndex).sort()).toEqual([0, 1, 2]);
-      for (const s of t.samples.filter((x: any) => x.superseded)) expect(s.status).toBe('interrupted');
+      // An earlier attempt ended interrupted — or ended by itself just before its node died, uncounted.
+      for (const s of t.samples.filter((x: any) => x.superseded)) expect(['interrupted', 'finished', 'failed']).toContain(s.status);
     }
-    // The dead node's samples ran again on the others.
-    const retried = await db.query(`SELECT count(*)::int AS n FROM rollgate_batch_samples WHERE batch_id = $1 AND attempt > 1`, [batchId]);
-    expect(retried.rows[0].n).toBeGreaterThanOrEqual(1);
+    // Each sample the dead node held ran again on another node and counted there.
+    for (const h of held) {
+      const row = (await db.query(`SELECT status, node_id, attempt FROM rollgate_batch_samples WHERE batch_id = $1 AND task_id = $2 AND sample_index = $3`,
+        [batchId, h.task_id, h.sample_index])).rows[0];
+      expect(row).toEqual({ status: 'done', node_id: expect.not.stringMatching(/^n3$/), attempt: expect.any(Number) });
+      expect(row.attempt).toBeGreaterThan(1);
+    }
     const ledger = await db.query(`SELECT node_id, count(*)::int AS n FROM rollgate_batch_samples WHERE batch_id = $1 AND status = 'done' GROUP BY node_id`, [batchId]);
     expect(ledger.rows.reduce((a: number, r: any) => a + r.n, 0)).toBe(60);
-    // Every node worked the queue (the victim counted the samples it finished before it died).
-    expect(ledger.rows.map((r: any) => r.node_id).sort()).toEqual(['n1', 'n2', 'n3']);
+    // Every node worked the queue (the victim's share is what it held when it died, above).
+    expect(ledger.rows.map((r: any) => r.node_id)).toEqual(expect.arrayContaining(['n1', 'n2']));
     // Its sessions were interrupted, never lost; none stays active.
     const own = await db.query(`SELECT status, batch_id FROM sessions WHERE node_id = 'n3'`);
     expect(own.rows.filter((r: any) => r.batch_id && r.status === 'active')).toEqual([]);
-    expect(own.rows.filter((r: any) => r.batch_id && r.status === 'interrupted').length).toBeGreaterThanOrEqual(1);
+    const heldSessions = (await db.query(`SELECT status FROM sessions WHERE id = ANY($1)`, [held.map((h: any) => h.session_id).filter(Boolean)])).rows;
+    expect(heldSessions.filter((r: any) => r.status === 'active')).toEqual([]);
 
     // Node A's event stream showed the sessions node B ran.
     const onB = await db.query(`SELECT id FROM sessions WHERE node_id = 'n2' AND batch_id = $1`, [batchId]);
