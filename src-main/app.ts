@@ -192,6 +192,7 @@ export async function createApp(config: AppConfig): Promise<App> {
     });
     closers.push(() => rollouts.close());
     cluster?.onDeclaredDead(() => rollouts.abandonQueuedSamples());
+    cluster?.onBatchDrained((batchId) => { void rollouts.completeQueuedBatch(batchId).catch((err: Error) => console.error(`rollgate: batch ${batchId}: ${err.message}`)); });
     let baseUrl = '';
     installErrorHandler(server);
     limitJsonDepth(server);

@@ -45,6 +45,8 @@ export interface ClusterNode {
   nodes(): Promise<NodeInfo[]>;
   /** Called when this node finds it was declared dead while alive (its samples were re-queued elsewhere). */
   onDeclaredDead(fn: () => void): void;
+  /** Called when recovering a dead node counted the last samples of a batch: the batch is complete. */
+  onBatchDrained(fn: (batchId: string) => void): void;
   close(opts?: { markStopped?: boolean }): Promise<void>;
 }
 
@@ -67,6 +69,7 @@ export async function startClusterNode(opts: ClusterNodeOptions): Promise<Cluste
     closers.push(() => queue.close());
 
     const declaredDead = new Set<() => void>();
+    const batchesDrained = new Set<(batchId: string) => void>();
     const owners = new Map<string, string | null>();
     const nodeViews = new Map<string, { info: NodeInfo; at: number }>();
     let activeSessions = 0;
@@ -80,11 +83,12 @@ export async function startClusterNode(opts: ClusterNodeOptions): Promise<Cluste
       snapshot: async () => ({ ...poolSnapshot(pool), load: await load() }),
       onDead: async (dead) => {
         // The queue first, so the dead node's samples start again elsewhere while the rest is swept.
-        const requeued = await queue.recoverNode(dead);
+        const { requeued, counted, drained } = await queue.recoverNode(dead);
+        for (const batchId of drained) for (const fn of batchesDrained) fn(batchId);
         const sessions = await store.sessions.markBatchSessionsInterrupted({ nodeId: dead });
         const runs = await store.runs.markUnfinishedInterrupted({ nodeId: dead });
         const lost = await store.completions.recoverDanglingIntents({ nodeId: dead });
-        console.warn(`rollgate: node ${dead} is dead (no heartbeat for ${registry.deadAfterMs / 1000} s): ${requeued} sample(s) queued again, ${sessions} session(s) and ${runs} run(s) interrupted, ${lost.length} engine call(s) lost in the crash`);
+        console.warn(`rollgate: node ${dead} is dead (no heartbeat for ${registry.deadAfterMs / 1000} s): ${requeued} sample(s) queued again (${counted} it had ended counted), ${sessions} session(s) and ${runs} run(s) interrupted, ${lost.length} engine call(s) lost in the crash`);
         await bus.publish({ kind: 'events', events: [{ type: 'nodes', id: dead, status: 'dead' }] }).catch(() => undefined);
       },
     });
@@ -119,6 +123,7 @@ export async function startClusterNode(opts: ClusterNodeOptions): Promise<Cluste
       },
       nodes: () => registry.list(),
       onDeclaredDead(fn) { declaredDead.add(fn); },
+      onBatchDrained(fn) { batchesDrained.add(fn); },
       async close(closeOpts = {}) {
         // A clean stop leaves the row `stopped` (not dead); `markStopped: false` leaves it for a survivor to recover.
         if (closeOpts.markStopped === false) await registry.close({ markStopped: false });

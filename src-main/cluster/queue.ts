@@ -147,15 +147,28 @@ export class SampleQueue {
   }
 
   /**
-   * A dead node's claimed samples go back to `queued` and their jobs are failed now, so pg-boss retries
-   * them on a live node. Returns how many samples were handed back.
+   * A dead node's claimed samples. Those whose session had already ended (the node died between ending the
+   * sample and counting it) count now, as that attempt; the others go back to `queued` and their jobs are
+   * failed now, so pg-boss retries them on a live node. `drained`: batches that have no sample left now
+   * (someone must complete them: nobody else will finish a sample of theirs).
    */
-  async recoverNode(nodeId: string): Promise<number> {
+  async recoverNode(nodeId: string): Promise<{ requeued: number; counted: number; drained: string[] }> {
+    const ended = await this.db.query<{ batch_id: string; job_id: string | null }>(
+      `UPDATE rollgate_batch_samples s SET status = 'done' FROM sessions x
+       WHERE s.node_id = $1 AND s.status = 'running' AND x.id = s.session_id AND x.status IN ('finished', 'failed')
+       RETURNING s.batch_id, s.job_id`, [nodeId]);
+    const endedJobs = ended.rows.map((row) => row.job_id).filter((id): id is string => !!id);
+    if (endedJobs.length) await this.boss.complete(SAMPLE_QUEUE, endedJobs);
     const r = await this.db.query<{ job_id: string }>(
       `UPDATE rollgate_batch_samples SET status = 'queued' WHERE node_id = $1 AND status = 'running' RETURNING job_id`, [nodeId]);
     const ids = r.rows.map((row) => row.job_id).filter(Boolean);
     if (ids.length) await this.boss.fail(SAMPLE_QUEUE, ids, { reason: `node ${nodeId} died` });
-    return r.rowCount ?? 0;
+    const drained: string[] = [];
+    for (const batchId of new Set(ended.rows.map((row) => row.batch_id))) {
+      const left = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM rollgate_batch_samples WHERE batch_id = $1 AND status <> 'done'`, [batchId]);
+      if (left.rows[0]!.n === 0) drained.push(batchId);
+    }
+    return { requeued: r.rowCount ?? 0, counted: ended.rowCount ?? 0, drained };
   }
 
   /** Samples of a batch by state (for progress and tests). */

@@ -209,6 +209,12 @@ export class RolloutManager {
     for (const id of [...this.queuedBatches.keys()]) this.stopQueuedHere(id);
   }
 
+  /** Cluster mode: every sample of a queued batch has counted (the last ones while recovering a dead node). */
+  async completeQueuedBatch(batchId: string): Promise<void> {
+    await this.finishBatch(batchId, 'completed', null);
+    this.queuedBatches.delete(batchId);
+  }
+
   /** Stops this node's running samples of a queued batch (their sessions end `interrupted`). */
   private stopQueuedHere(batchId: string): void {
     const p = this.queuedBatches.get(batchId);

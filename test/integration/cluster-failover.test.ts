@@ -222,16 +222,26 @@ describe('three nodes on one Postgres', () => {
     for (const t of view.tasks) {
       const current = t.samples.filter((s: any) => !s.superseded);
       expect(current.map((s: any) => s.sampleIndex).sort()).toEqual([0, 1, 2]);
-      // An earlier attempt ended interrupted — or ended by itself just before its node died, uncounted.
-      for (const s of t.samples.filter((x: any) => x.superseded)) expect(['interrupted', 'finished', 'failed']).toContain(s.status);
+      for (const s of t.samples.filter((x: any) => x.superseded)) expect(s.status).toBe('interrupted');
     }
-    // Each sample the dead node held ran again on another node and counted there.
+    // Each sample the dead node held counted once: as its own attempt when it had ended the sample just before
+    // dying (its session finished or failed), else run again on another node (its session interrupted).
+    let reran = 0;
     for (const h of held) {
       const row = (await db.query(`SELECT status, node_id, attempt FROM rollgate_batch_samples WHERE batch_id = $1 AND task_id = $2 AND sample_index = $3`,
         [batchId, h.task_id, h.sample_index])).rows[0];
-      expect(row).toEqual({ status: 'done', node_id: expect.not.stringMatching(/^n3$/), attempt: expect.any(Number) });
-      expect(row.attempt).toBeGreaterThan(1);
+      const session = h.session_id ? (await db.query(`SELECT status FROM sessions WHERE id = $1`, [h.session_id])).rows[0].status : null;
+      if (session === 'finished' || session === 'failed') {
+        expect(row).toEqual({ status: 'done', node_id: 'n3', attempt: 1 });
+      } else {
+        expect([null, 'interrupted']).toContain(session);
+        expect(row.status).toBe('done');
+        expect(row.node_id).not.toBe('n3');
+        expect(row.attempt).toBeGreaterThan(1);
+        reran++;
+      }
     }
+    console.log(`cluster failover: the victim held ${held.length} sample(s); ${reran} ran again elsewhere, ${held.length - reran} had ended and counted as its own`);
     const ledger = await db.query(`SELECT node_id, count(*)::int AS n FROM rollgate_batch_samples WHERE batch_id = $1 AND status = 'done' GROUP BY node_id`, [batchId]);
     expect(ledger.rows.reduce((a: number, r: any) => a + r.n, 0)).toBe(60);
     // Every node worked the queue (the victim's share is what it held when it died, above).
@@ -239,8 +249,6 @@ describe('three nodes on one Postgres', () => {
     // Its sessions were interrupted, never lost; none stays active.
     const own = await db.query(`SELECT status, batch_id FROM sessions WHERE node_id = 'n3'`);
     expect(own.rows.filter((r: any) => r.batch_id && r.status === 'active')).toEqual([]);
-    const heldSessions = (await db.query(`SELECT status FROM sessions WHERE id = ANY($1)`, [held.map((h: any) => h.session_id).filter(Boolean)])).rows;
-    expect(heldSessions.filter((r: any) => r.status === 'active')).toEqual([]);
 
     // Node A's event stream showed the sessions node B ran.
     const onB = await db.query(`SELECT id FROM sessions WHERE node_id = 'n2' AND batch_id = $1`, [batchId]);

@@ -6,6 +6,8 @@ import { ControlBus } from '../../src-main/cluster/bus.js';
 import { NodeIdInUseError, NodeRegistry, type NodeSnapshot } from '../../src-main/cluster/nodes.js';
 import { SampleQueue, type SampleClaim, type SampleJob } from '../../src-main/cluster/queue.js';
 import { ensureClusterSchema } from '../../src-main/cluster/schema.js';
+import { newSession } from '../../src-main/api/sessions.js';
+import { openPostgresStore, type PostgresStore } from '../../src-main/store/postgres/index.js';
 import { startPostgres, type PostgresServer } from '../helpers/postgres.js';
 
 const snap = (): NodeSnapshot => ({ engines: [], load: { activeSessions: 0, runningTasks: 0, inFlightCalls: 0 }, drained: false });
@@ -95,6 +97,8 @@ describe('cluster parts on Postgres', () => {
   });
 
   it('queued samples run once each; a dead node\'s samples move to a live one and count once', async () => {
+    // The store's own tables (sessions): recovery looks at the dead node's sessions.
+    const store: PostgresStore = await openPostgresStore({ url, nodeId: 'w1' });
     const q1 = await SampleQueue.open(url, db, 'w1');
     const q2 = await SampleQueue.open(url, db, 'w2');
     try {
@@ -113,15 +117,28 @@ describe('cluster parts on Postgres', () => {
       });
       await until(() => ran.length === 4);
       expect(await q2.counts('bat_q')).toEqual({ done: 4, running: 2 });
-      expect(await q2.recoverNode('w1')).toBe(2);
+      // w1 ended one of its two samples (its session finished) but died before counting it: that one counts
+      // as w1's attempt; the other runs again on w2.
+      const ended = newSession({ batchId: 'bat_q', taskId: stuck[0]!.taskId, status: 'finished', finishedAt: Date.now() });
+      await store.writer.putSession(ended);
+      await q1.setSession(stuck[0]!, ended.id);
+      expect(await q2.recoverNode('w1')).toEqual({ requeued: 1, counted: 1, drained: [] });
       await until(() => completedBy !== null);
-      expect(new Set(ran).size).toBe(6);
+      expect(ran).toHaveLength(5);
+      expect(ran).not.toContain(`${stuck[0]!.taskId}/${stuck[0]!.sampleIndex}`);
+      expect(new Set([...ran, `${stuck[0]!.taskId}/${stuck[0]!.sampleIndex}`]).size).toBe(6);
       // The hung attempt cannot count any more.
-      expect(await q1.finish(stuck[0]!)).toEqual({ counted: false, remaining: 0 });
+      expect(await q1.finish(stuck[1]!)).toEqual({ counted: false, remaining: 0 });
       expect(await q2.counts('bat_q')).toEqual({ done: 6 });
+      // A batch whose last samples count during recovery is reported drained (someone must complete it).
+      const done = newSession({ batchId: 'bat_d', taskId: 'only', status: 'failed', finishedAt: Date.now() });
+      await store.writer.putSession(done);
+      await db.query(`INSERT INTO rollgate_batch_samples (batch_id, task_id, sample_index, status, node_id, attempt, session_id) VALUES ('bat_d', 'only', 0, 'running', 'w1', 1, $1)`, [done.id]);
+      expect(await q2.recoverNode('w1')).toEqual({ requeued: 0, counted: 1, drained: ['bat_d'] });
     } finally {
       await q1.close(200);
       await q2.close(200);
+      await store.close();
     }
   });
 });
