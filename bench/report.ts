@@ -14,6 +14,7 @@ interface Report {
   prompt?: Record<string, any>;
   sandbox?: Record<string, any>;
   stores?: Record<string, any>;
+  cluster?: Record<string, any>;
   export?: Record<string, any>;
 }
 
@@ -178,6 +179,19 @@ export function printReport(r: Report): void {
       k, f(st[k].completionsPerSec, 0), f(st[k].tokensPerSec / 1e6, 1), String(st[k].transactions), f(st[k].exportCompletionsPerSec, 0),
     ])));
     p(`Postgres / SQLite: writes ${f(st.writeRatio, 2)}×, export ${f(st.exportRatio, 2)}× (test server: loopback, fsync off)`);
+  }
+
+  if (r.cluster) {
+    const c = r.cluster;
+    p('\n== Cluster: the gateway on each store, one vs three nodes (all on this machine), failover after kill -9 ==');
+    p(table(['store', 'nodes', 'recorded/s', 'ok/s', 'p50 latency', 'errors'], c.throughput.map((t: any) => [
+      t.store, String(t.nodes), f(t.recordedPerSec, 0), f(t.okPerSec, 0), `${f(t.latencyP50Ms, 1)} ms`, String(t.errors),
+    ])));
+    p(`Postgres / SQLite ${f(c.ratios.postgresOverSqlite, 2)}×, 3 nodes / 1 node ${f(c.ratios.threeOverOneNode, 2)}× (${c.note})`);
+    if (c.failover) {
+      const fo = c.failover;
+      p(`failover over ${fo.kills.length} kills (p50): declared dead ${f(fo.declaredDeadP50Ms, 0)} ms, samples back on the queue ${f(fo.requeuedP50Ms, 0)} ms (max ${f(fo.requeuedMaxMs, 0)}), running again elsewhere ${f(fo.rerunP50Ms, 0)} ms (max ${f(fo.rerunMaxMs, 0)})`);
+    }
   }
 
   if (r.sandbox) {

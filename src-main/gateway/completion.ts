@@ -48,12 +48,14 @@ export async function handleCompletion(
 
   const state: CallState = { id: randomBytes(12).toString('hex'), created: Math.floor(Date.now() / 1000), startedAt: performance.now(), firstTokenAt: null, admittedAt: () => null };
   const bodyHash = createHash('sha256').update(JSON.stringify(req.body)).digest('hex');
-  const retryOf = isSdkRetry(req) ? (await deps.store.completions.findByBodyHash(session.id, bodyHash))?.id ?? null : null;
-  const seq = await deps.store.completions.reserveSeq(session.id);
-
+  let retryOf: string | null;
+  let seq: number;
   // Custody (DESIGN §9): the intent is committed before the engine is called; the completion's commit
   // removes it. One left over after a crash marks the call lost (store.completions.recoverDanglingIntents).
+  // A store that cannot answer (Postgres unreachable) refuses the call here, before any engine work.
   try {
+    retryOf = isSdkRetry(req) ? (await deps.store.completions.findByBodyHash(session.id, bodyHash))?.id ?? null : null;
+    seq = await deps.store.completions.reserveSeq(session.id);
     await deps.store.writer.putIntent({ id: state.id, sessionId: session.id, seq, dialect: codec.dialect, engineId, createdAt: Date.now() });
   } catch (err) {
     const retryAfter = err instanceof StoreUnavailableError ? err.retryAfterSec : undefined;

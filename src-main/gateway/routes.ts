@@ -6,6 +6,8 @@ import { countAnthropicTokens } from './count-tokens.js';
 import type { GatewayDeps } from './deps.js';
 import { codecForUrl, dialectRoutes } from './dialects.js';
 import { sendDialectError } from './errors.js';
+import type { SessionRecord } from '../core/types.js';
+import { StoreUnavailableError } from '../store/index.js';
 import { registerRolloutGateway } from './rollout-gateway.js';
 import { resolveSession } from './session-auth.js';
 import { sessionCaller } from './session-call.js';
@@ -24,8 +26,8 @@ export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): 
 
     for (const route of dialectRoutes) {
       app.post(prefix + route.path, async (req, reply) => {
-        const session = await resolveSession(deps.store, req);
-        if (!session) return sendDialectError(reply, route.codec, 401, unknownKeyMessage(req));
+        const session = await sessionOrAnswer(deps, req, reply, route.codec);
+        if (!session) return;
         if (await deps.routeToOwner?.(req, reply, session.id)) return;
         const ctx = route.parseContext?.(req) ?? {};
         if ('error' in ctx) return sendDialectError(reply, route.codec, 404, ctx.error);
@@ -34,15 +36,15 @@ export async function registerGateway(app: FastifyInstance, deps: GatewayDeps): 
     }
 
     app.post(prefix + '/v1/messages/count_tokens', async (req, reply) => {
-      const session = await resolveSession(deps.store, req);
-      if (!session) return sendDialectError(reply, anthropicCodec as DialectCodec, 401, unknownKeyMessage(req));
+      const session = await sessionOrAnswer(deps, req, reply, anthropicCodec as DialectCodec);
+      if (!session) return;
       if (await deps.routeToOwner?.(req, reply, session.id)) return;
       return countAnthropicTokens(deps, session, req, reply);
     });
 
     app.get(prefix + '/v1/models', async (req, reply) => {
-      const session = await resolveSession(deps.store, req);
-      if (!session) return sendDialectError(reply, codecForUrl(req.url), 401, unknownKeyMessage(req));
+      const session = await sessionOrAnswer(deps, req, reply, codecForUrl(req.url));
+      if (!session) return;
       const engines = deps.pool.list().filter((e) => !session.engineId || e.config.id === session.engineId);
       return {
         object: 'list',
@@ -70,4 +72,20 @@ export function sendGatewayNotFound(req: FastifyRequest, reply: FastifyReply): b
   const path = req.url.split('?')[0]!.replace(/^\/s\/[^/]+/, '/s/<key>');
   sendDialectError(reply, codec, 404, `Unknown route ${req.method} ${path}`, 'not_found_error');
   return true;
+}
+
+/**
+ * The call's session, or null once the call is answered in its dialect: an unknown key (401), or a store that
+ * cannot be read now (503 with Retry-After: Postgres unreachable) — never a 500 for either.
+ */
+async function sessionOrAnswer(deps: GatewayDeps, req: FastifyRequest, reply: FastifyReply, codec: DialectCodec): Promise<SessionRecord | null> {
+  try {
+    const session = await resolveSession(deps.store, req);
+    if (!session) sendDialectError(reply, codec, 401, unknownKeyMessage(req));
+    return session;
+  } catch (err) {
+    if (!(err instanceof StoreUnavailableError)) throw err;
+    sendDialectError(reply, codec, 503, `the session store cannot be read now: ${err.message}`, undefined, err.retryAfterSec);
+    return null;
+  }
 }

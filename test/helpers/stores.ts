@@ -44,7 +44,7 @@ export interface StoreFixture {
 }
 
 /** A TCP relay to the test server that can be cut (connections dropped, new ones refused) and restored. */
-class CuttableProxy {
+export class CuttableProxy {
   private server: Server | null = null;
   private readonly sockets = new Set<Socket>();
   port = 0;
