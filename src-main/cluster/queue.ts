@@ -117,10 +117,11 @@ export class SampleQueue {
   }
 
   /**
-   * Marks the claimed sample done if this attempt still holds it. `counted` false: another attempt took it
-   * over (this node was declared dead meanwhile). `remaining`: samples of the batch not done yet.
+   * Marks the claimed sample done if this attempt still holds it. `counted` false: it was counted already
+   * (a survivor counted this attempt while this node looked dead) or `superseded`: a later attempt holds it
+   * (this node was declared dead meanwhile, and the sample runs elsewhere). `remaining`: samples not done yet.
    */
-  async finish(claim: SampleClaim): Promise<{ counted: boolean; remaining: number }> {
+  async finish(claim: SampleClaim): Promise<{ counted: boolean; superseded: boolean; remaining: number }> {
     const client = await this.db.connect();
     try {
       await client.query('BEGIN');
@@ -130,9 +131,12 @@ export class SampleQueue {
          AND attempt = $4 AND node_id = $5 AND status = 'running'`,
         [claim.batchId, claim.taskId, claim.sampleIndex, claim.attempt, this.nodeId],
       );
+      const holder = done.rowCount === 1 ? null : (await client.query<{ attempt: number }>(
+        'SELECT attempt FROM rollgate_batch_samples WHERE batch_id = $1 AND task_id = $2 AND sample_index = $3',
+        [claim.batchId, claim.taskId, claim.sampleIndex])).rows[0];
       const left = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM rollgate_batch_samples WHERE batch_id = $1 AND status <> 'done'`, [claim.batchId]);
       await client.query('COMMIT');
-      return { counted: done.rowCount === 1, remaining: left.rows[0]!.n };
+      return { counted: done.rowCount === 1, superseded: !!holder && holder.attempt > claim.attempt, remaining: left.rows[0]!.n };
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw err;

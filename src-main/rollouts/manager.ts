@@ -633,7 +633,10 @@ export class RolloutManager {
     if (this.closed) throw new Error('this node is stopping');
     await this.runSampleSafely(q.b, { task: job.task as Task, sampleIndex: job.sampleIndex }, q.bin, track);
     if (this.closed) throw new Error(`this node stopped during sample ${job.taskId}/${job.sampleIndex}; it runs again elsewhere`);
-    const { counted, remaining } = await samples.finish(claim);
+    const { counted, superseded, remaining } = await samples.finish(claim);
+    // This node was declared dead while its agent ran on, and the sample ran again elsewhere: the session it
+    // just ended must not make a second trained-on sample.
+    if (superseded && track.sessionId) await this.supersede(track.sessionId);
     if (counted && remaining === 0) {
       await this.finishBatch(job.batchId, 'completed', null);
       this.queuedBatches.delete(job.batchId);
@@ -652,6 +655,14 @@ export class RolloutManager {
       this.progressDue.delete(batchId);
       if (!this.closed) this.emitBatch(batchId, 'running');
     }, PROGRESS_EVERY_MS));
+  }
+
+  private async supersede(sessionId: string): Promise<void> {
+    const now = Date.now();
+    await this.opts.store.sessions.modify(sessionId, (s) => (s.status === 'finished' || s.status === 'failed' || s.status === 'active'
+      ? { patch: { status: 'interrupted', finishedAt: s.finishedAt ?? now, metadata: { ...s.metadata, superseded: true } } }
+      : { refuse: s.status })).catch((err: Error) => console.error(`rollgate: could not mark session ${sessionId} superseded: ${err.message}`));
+    this.opts.events.emit({ type: 'session', id: sessionId, status: 'interrupted' });
   }
 
   /** Cluster mode cancel: the batch ends now, its unstarted samples are dropped, running ones stop on every node (the event reaches them). */

@@ -287,13 +287,14 @@ describe('three nodes on one Postgres', () => {
     }, 60_000);
     const view = await api(a!.url, `/api/batches/${batchId}/cancel`, {});
     expect(view.status).toBe('cancelled');
-    // n2's agents are stopped too (long before their 60 s sleep ends): its sessions end interrupted.
-    await until('n2\'s samples stopped', async () => {
-      const s = await db.query(`SELECT count(*)::int AS n FROM sessions WHERE node_id = 'n2' AND batch_id = $1 AND status = 'active'`, [batchId]);
+    // n2's agents are stopped too (long before their 60 s sleep ends), and so are the canceller's own: every
+    // session of the batch ends interrupted, on whichever node it ran.
+    await until('the batch\'s samples stopped on every node', async () => {
+      const s = await db.query(`SELECT count(*)::int AS n FROM sessions WHERE batch_id = $1 AND status = 'active'`, [batchId]);
       return s.rows[0].n === 0;
     }, 20_000);
     const after = await db.query(`SELECT status FROM sessions WHERE batch_id = $1`, [batchId]);
-    expect(after.rows.every((r: any) => r.status === 'interrupted')).toBe(true);
+    expect(after.rows.map((r: any) => r.status).filter((s: string) => s !== "interrupted")).toEqual([]);
   }, 120_000);
 
   it('a node stopped cleanly mid-batch hands its samples back: they finish on the others and the node reads as stopped, not dead', async () => {

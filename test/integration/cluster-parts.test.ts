@@ -128,7 +128,9 @@ describe('cluster parts on Postgres', () => {
       expect(ran).not.toContain(`${stuck[0]!.taskId}/${stuck[0]!.sampleIndex}`);
       expect(new Set([...ran, `${stuck[0]!.taskId}/${stuck[0]!.sampleIndex}`]).size).toBe(6);
       // The hung attempt cannot count any more.
-      expect(await q1.finish(stuck[1]!)).toEqual({ counted: false, remaining: 0 });
+      expect(await q1.finish(stuck[1]!)).toEqual({ counted: false, superseded: true, remaining: 0 });
+      // The attempt a survivor counted as w1's own is not superseded: it stays w1's.
+      expect(await q1.finish(stuck[0]!)).toEqual({ counted: false, superseded: false, remaining: 0 });
       expect(await q2.counts('bat_q')).toEqual({ done: 6 });
       // A batch whose last samples count during recovery is reported drained (someone must complete it).
       const done = newSession({ batchId: 'bat_d', taskId: 'only', status: 'failed', finishedAt: Date.now() });
