@@ -6,11 +6,10 @@
 // Every process (Postgres, engine, nodes, load generators) is started here and stopped at the end. All of it
 // shares this machine's cores, so (2) shows the cost of coordination, not the capacity of more machines.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { startPostgres, type PostgresServer } from '../test/helpers/postgres.js';
+import { freePort, startPostgres, type PostgresServer } from '../test/helpers/postgres.js';
 import type { LoadRequest, LoadResult } from './load.js';
 import { LoadClient, startNode, type Proc } from './proc.js';
 import { percentile } from './stats.js';
@@ -30,12 +29,6 @@ export interface ClusterBenchSpec {
 }
 
 export interface ThroughputPoint { store: 'sqlite' | 'postgres'; nodes: number; okPerSec: number; recordedPerSec: number; errors: number; latencyP50Ms: number | null }
-
-const freePort = (): Promise<number> => new Promise((res, rej) => {
-  const srv = createServer();
-  srv.once('error', rej);
-  srv.listen(0, '127.0.0.1', () => { const { port } = srv.address() as AddressInfo; srv.close(() => res(port)); });
-});
 
 function requests(keys: string[]): LoadRequest[] {
   return keys.map((key) => ({

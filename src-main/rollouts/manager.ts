@@ -659,10 +659,10 @@ export class RolloutManager {
 
   private async supersede(sessionId: string): Promise<void> {
     const now = Date.now();
-    await this.opts.store.sessions.modify(sessionId, (s) => (s.status === 'finished' || s.status === 'failed' || s.status === 'active'
+    const done = await this.opts.store.sessions.modify(sessionId, (s) => (s.status === 'finished' || s.status === 'failed' || s.status === 'active'
       ? { patch: { status: 'interrupted', finishedAt: s.finishedAt ?? now, metadata: { ...s.metadata, superseded: true } } }
-      : { refuse: s.status })).catch((err: Error) => console.error(`rollgate: could not mark session ${sessionId} superseded: ${err.message}`));
-    this.opts.events.emit({ type: 'session', id: sessionId, status: 'interrupted' });
+      : { refuse: s.status })).catch((err: Error) => { console.error(`rollgate: could not mark session ${sessionId} superseded: ${err.message}`); return null; });
+    if (done && 'record' in done) this.opts.events.emit({ type: 'session', id: sessionId, status: 'interrupted' });
   }
 
   /** Cluster mode cancel: the batch ends now, its unstarted samples are dropped, running ones stop on every node (the event reaches them). */

@@ -2,7 +2,6 @@
 import Database from 'better-sqlite3';
 import type { CompletionRecord } from '../core/types.js';
 import { DeltaBases } from './delta-bases.js';
-import { DeltaBase } from './json-columns.js';
 import { completionParams, rowNeedsParent, rowToCompletion, type CompletionRow, type EncodedCompletion } from './rows.js';
 
 /** Recorded before an engine call (custody): the id and seq its completion will have. */
@@ -251,13 +250,7 @@ export class CompletionsRepo {
   encode(rec: CompletionRecord, bodyHash: string | null): EncodedCompletion {
     const snap: CompletionRecord = { ...rec, promptIds: rec.promptIds.slice(), outputIds: rec.outputIds.slice(), outputLogprobs: rec.outputLogprobs.slice() };
     if (!this.bases.has(rec.sessionId)) this.seedBases(rec.sessionId);
-    const base = this.bases.choose(rec.sessionId, snap.promptIds);
-    const next = { received: new DeltaBase(snap.requestReceived), served: new DeltaBase(snap.requestServed) };
-    const params = completionParams(snap, bodyHash, base, next);
-    if (snap.promptIds.length > 0) {
-      this.bases.add(snap.sessionId, { id: snap.id, seq: snap.seq, promptIds: snap.promptIds, outputIds: snap.outputIds, ...next });
-    }
-    return { params, full: () => completionParams(snap, bodyHash) };
+    return this.bases.encode(snap, bodyHash);
   }
 
   /** The session ended: its candidate parents leave memory (read back from the database if it goes on). */
@@ -269,10 +262,7 @@ export class CompletionsRepo {
   private seedBases(sessionId: string): void {
     const ids = this.recentWithIdsStmt.all(sessionId) as string[];
     const recs = ids.map((id) => this.get(id)).filter((r): r is CompletionRecord => r !== null);
-    this.bases.seed(sessionId, recs.map((r) => ({
-      id: r.id, seq: r.seq, promptIds: r.promptIds, outputIds: r.outputIds,
-      received: new DeltaBase(r.requestReceived), served: new DeltaBase(r.requestServed),
-    })));
+    this.bases.seed(sessionId, recs);
   }
 }
 

@@ -2,7 +2,9 @@
 // last few completions written by this process, bounded in total bytes. The chosen parent is the one whose
 // tip (prompt ids ++ output ids) shares the longest prefix with the new prompt; the new row then stores
 // only the prompt ids after that prefix, and its requests as deltas against the parent's.
+import type { CompletionRecord } from '../core/types.js';
 import { DeltaBase } from './json-columns.js';
+import { completionParams, type EncodedCompletion } from './rows.js';
 
 export interface BaseEntry {
   id: string;
@@ -80,10 +82,21 @@ export class DeltaBases {
     return full;
   }
 
-  /** Seeds a session (read back from the database) so its next completion finds its parent. */
-  seed(sessionId: string, entries: Array<Omit<BaseEntry, 'bytes'>>): void {
+  /**
+   * Encodes a record against its session's best parent (both stores' writers and the schema-7 conversion), and
+   * remembers it as a candidate parent of the session's next completions. `full` is the same row without a parent.
+   */
+  encode(rec: CompletionRecord, bodyHash: string | null): EncodedCompletion {
+    const next = candidateOf(rec);
+    const params = completionParams(rec, bodyHash, this.choose(rec.sessionId, rec.promptIds), next);
+    if (rec.promptIds.length > 0) this.add(rec.sessionId, next);
+    return { params, full: () => completionParams(rec, bodyHash) };
+  }
+
+  /** Seeds a session with its latest completions (read back from the database) so its next one finds its parent. */
+  seed(sessionId: string, recs: CompletionRecord[]): void {
     if (!this.sessions.has(sessionId)) this.sessions.set(sessionId, []);
-    for (const e of [...entries].sort((a, b) => a.seq - b.seq)) this.add(sessionId, e);
+    for (const r of [...recs].sort((a, b) => a.seq - b.seq)) this.add(sessionId, candidateOf(r));
   }
 
   /** Lets go of an ended session (a completion that still comes is stored against a parent read back from the database). */
@@ -96,4 +109,11 @@ export class DeltaBases {
     this.sessions.clear();
     this.bytes = 0;
   }
+}
+
+function candidateOf(r: CompletionRecord): Omit<BaseEntry, 'bytes'> {
+  return {
+    id: r.id, seq: r.seq, promptIds: r.promptIds, outputIds: r.outputIds,
+    received: new DeltaBase(r.requestReceived), served: new DeltaBase(r.requestServed),
+  };
 }

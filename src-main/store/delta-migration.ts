@@ -4,8 +4,7 @@
 import type Database from 'better-sqlite3';
 import type { CompletionRecord } from '../core/types.js';
 import { DeltaBases } from './delta-bases.js';
-import { DeltaBase } from './json-columns.js';
-import { completionParams, rowToCompletion, type CompletionRow } from './rows.js';
+import { rowToCompletion, type CompletionRow } from './rows.js';
 
 export interface ConversionStats {
   sessions: number;
@@ -39,15 +38,12 @@ export function convertToDeltas(db: Database.Database): ConversionStats {
       stats.rows++;
       const rec = rowToCompletion(row, (id) => decoded.get(id)!);
       decoded.set(rec.id, rec);
-      const base = bases.choose(sid, rec.promptIds);
-      const next = { received: new DeltaBase(rec.requestReceived), served: new DeltaBase(rec.requestServed) };
-      const params = completionParams(rec, row.body_hash, base, next);
+      const { params } = bases.encode(rec, row.body_hash);
       const check = rowToCompletion({ ...row, ...params } as CompletionRow, (id) => decoded.get(id)!);
       if (sameRecord(rec, check)) {
         update.run(params);
         stats.converted++;
       } else stats.keptFull++;
-      if (rec.promptIds.length > 0) bases.add(sid, { id: rec.id, seq: rec.seq, promptIds: rec.promptIds, outputIds: rec.outputIds, ...next });
     }
   }
   return stats;

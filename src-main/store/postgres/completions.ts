@@ -4,7 +4,6 @@
 import type { CompletionRecord } from '../../core/types.js';
 import { decodeInOrder, lostInCrash, type CompletionIterateFilter, type IntentRow, type PendingView } from '../completions.js';
 import { DeltaBases } from '../delta-bases.js';
-import { DeltaBase } from '../json-columns.js';
 import { completionParams, rowNeedsParent, rowToCompletion, type CompletionRow, type EncodedCompletion } from '../rows.js';
 import type { CompletionsStore } from '../types.js';
 import type { Connection, Queryable } from './connection.js';
@@ -200,21 +199,11 @@ export class PgCompletions implements CompletionsStore {
     if (unknown.length) await this.seedBases(db, unknown);
     return recs.map(({ rec, bodyHash }) => {
       try {
-        return this.encode(rec, bodyHash);
+        return this.bases.encode(rec, bodyHash);
       } catch (e) {
         return e instanceof Error ? e : new Error(String(e));
       }
     });
-  }
-
-  private encode(snap: CompletionRecord, bodyHash: string | null): EncodedCompletion {
-    const base = this.bases.choose(snap.sessionId, snap.promptIds);
-    const next = { received: new DeltaBase(snap.requestReceived), served: new DeltaBase(snap.requestServed) };
-    const params = completionParams(snap, bodyHash, base, next);
-    if (snap.promptIds.length > 0) {
-      this.bases.add(snap.sessionId, { id: snap.id, seq: snap.seq, promptIds: snap.promptIds, outputIds: snap.outputIds, ...next });
-    }
-    return { params, full: () => completionParams(snap, bodyHash) };
   }
 
   private async seedBases(db: Queryable, sessionIds: string[]): Promise<void> {
@@ -224,10 +213,7 @@ export class PgCompletions implements CompletionsStore {
     for (const sid of sessionIds) {
       const recs: CompletionRecord[] = [];
       for (const r of ids) if (r.session_id === sid) { const rec = await getRecord(db, r.id); if (rec) recs.push(rec); }
-      this.bases.seed(sid, recs.map((r) => ({
-        id: r.id, seq: r.seq, promptIds: r.promptIds, outputIds: r.outputIds,
-        received: new DeltaBase(r.requestReceived), served: new DeltaBase(r.requestServed),
-      })));
+      this.bases.seed(sid, recs);
     }
   }
 }
